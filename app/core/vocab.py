@@ -44,3 +44,14 @@ AR_SWING_OUT_S, AR_SWING_HOLD_S, AR_SWING_BACK_S = 3.0, 1.0, 3.0
 AR_TURN_S = 6.0
 AR_ZOOM_S = 3.0
 AR_ZOOM_FACTOR = 2.0
+
+# CT window presets: name -> (width, level) in HU. Lung is the default (DESIGN §1).
+WINDOW_PRESETS = {
+    "lung": (1500, -600),
+    "mediastinum": (350, 50),
+    "soft_tissue": (400, 40),
+    "bone": (2500, 480),
+}
+
+# Roles, least to most privileged. The circulating nurse drives the touch panel.
+ROLES = ("observer", "nurse", "surgeon", "admin")
