@@ -471,3 +471,40 @@ def test_damaged_jpeg2000_slices(testdata_dir: Path, tmp_path: Path) -> None:
     assert one(msgs, "missing").startswith("1 CT slice is missing")
     # Canonical axial index runs upward: file k from the top is slice 19 - k.
     assert vol.shape == (20, 512, 512) and vol.meta["filled_slices"] == [10, 14]
+
+
+def test_acquisitions_split_only_when_they_overlap(series: Path, copd: Volume) -> None:
+    files = by_position(series)
+    for k, f in enumerate(files):        # step-and-shoot style: one acquisition per 20 slices
+        edit(f, AcquisitionNumber=k // 20 + 1)
+    vol = load_dicom_series(series)
+    assert np.array_equal(vol.data, copd.data) and vol.problems == []
+    for k, f in enumerate(files[:12]):   # a repeat scan of the same region, same series UID
+        dst = series / f"repeat_{k}.dcm"
+        shutil.copy(f, dst)
+        edit(dst, AcquisitionNumber=9, SOPInstanceUID=generate_uid())
+    vol = load_dicom_series(series)
+    assert np.array_equal(vol.data, copd.data)
+    msg = one(messages(vol, "warning"), "most slices")
+    assert "acquisition 9" in msg and "12 slices" in msg
+
+
+def test_coronal_acquisition_is_canonicalised(series: Path) -> None:
+    """Same pixels relabelled as a coronal acquisition: rows run inferior, slices posterior."""
+    files = by_position(series)
+    stored = []
+    for k, f in enumerate(files):
+        ds = pydicom.dcmread(f)
+        stored.append(ds.pixel_array)
+        ds.ImageOrientationPatient = [1, 0, 0, 0, 0, -1]
+        ds.ImagePositionPatient = [-128.0, -100.0 + 4.0 * k, 150.0]
+        ds.save_as(f)
+    raw = np.stack(stored)                           # (slice, row, col) in posterior order
+    vol = load_dicom_series(series)
+    assert vol.shape == (64, 79, 64) and vol.problems == []
+    assert vol.spacing == pytest.approx((4.171872, 4.0, 4.171872))
+    # axial+ = superior = up the rows; coronal+ = anterior = back through the slices.
+    assert np.array_equal(vol.data, raw[::-1, ::-1, :].transpose(1, 0, 2))
+    assert vol.affine[2, 0] > 0 and vol.affine[1, 1] < 0 and vol.affine[0, 2] > 0
+    top_front_right = vol.index_to_lps((63, 78, 0))
+    assert np.allclose(top_front_right, [-128.0, -100.0, 150.0], atol=1e-3)

@@ -440,11 +440,11 @@ def _normal(iop: tuple[float, ...]) -> np.ndarray:
 
 def _split_acquisitions(slices: list[tuple[str, SliceRef]], iop: tuple[float, ...] | None
                         ) -> list[list[tuple[str, SliceRef]]]:
-    """Keep acquisitions together unless two of them cover the same positions.
+    """Group acquisitions into volumes: together unless they cover the same positions.
 
     Some scanners number every rotation of a step-and-shoot scan as its own acquisition; splitting
-    those would break one volume into pieces. Repeated scans of the same region (overlapping
-    positions) are genuinely different volumes and stay apart.
+    those would break one volume into pieces. A repeated scan of the same region (overlapping
+    positions) is a different volume and goes into a group of its own.
     """
     by_acq: dict[str, list[tuple[str, SliceRef]]] = defaultdict(list)
     for acq, ref in slices:
@@ -452,13 +452,25 @@ def _split_acquisitions(slices: list[tuple[str, SliceRef]], iop: tuple[float, ..
     if len(by_acq) < 2 or iop is None:
         return [slices]
     n = _normal(iop)
-    seen: set[float] = set()
-    for group in by_acq.values():
-        pos = {round(float(np.dot(ref.ipp, n)), 1) for _, ref in group if ref.ipp}
-        if pos & seen:
-            return list(by_acq.values())
-        seen |= pos
-    return [slices]
+
+    def number(acq: str) -> tuple[int, str]:
+        return (int(acq), acq) if acq.strip().lstrip("-").isdigit() else (1 << 30, acq)
+
+    # Overlap is judged on position ranges, so a repeat scan shifted by a fraction of a slice
+    # still counts as a repeat; step-and-shoot blocks only touch end to end.
+    clusters: list[tuple[list[tuple[float, float]], list[tuple[str, SliceRef]]]] = []
+    for acq in sorted(by_acq, key=number):
+        group = by_acq[acq]
+        d = [float(np.dot(ref.ipp, n)) for _, ref in group if ref.ipp]
+        span = (min(d), max(d)) if d else (math.inf, -math.inf)
+        for spans, members in clusters:
+            if all(span[1] < a - _DUP_TOL_MM or span[0] > b + _DUP_TOL_MM for a, b in spans):
+                spans.append(span)
+                members.extend(group)
+                break
+        else:
+            clusters.append(([span], list(group)))
+    return [members for _, members in clusters]
 
 
 def _scan(path: Path) -> _ScanResult:
@@ -895,7 +907,8 @@ def _load_series(series: SeriesInfo, folder: Path, problems: ProblemList,
     iop = refs[0].iop
     assert iop is not None
     ts = refs[0].pixels.transfer_syntax
-    _check_decoder(ts)
+    for syntax in sorted({r.pixels.transfer_syntax for r in refs}):
+        _check_decoder(syntax)
     thickness = series.header.get("slice_thickness")
     plan = _plan(refs, iop, thickness)
     _report_geometry(plan, problems)
@@ -905,6 +918,10 @@ def _load_series(series: SeriesInfo, folder: Path, problems: ProblemList,
         ps = (1.0, 1.0)
         problems.warning(PART, "The CT images do not state their pixel size; 1 mm was assumed, so "
                                "distances in the CT views may be wrong.")
+    elif any(r.pixel_spacing is not None and not np.allclose(r.pixel_spacing, ps, rtol=1e-3)
+             for r in refs):
+        problems.warning(PART, "The pixel size differs between CT slices; the size of the first "
+                               f"slice ({ps[0]:.3f} mm) was used for all of them.")
     row_dir, col_dir = np.asarray(iop[:3]), np.asarray(iop[3:])
     affine = np.eye(4)
     affine[:3, 0] = plan.step
@@ -953,19 +970,19 @@ def _load_series(series: SeriesInfo, folder: Path, problems: ProblemList,
             if progress:
                 progress(done, total)
 
-    if failed and len(failed) == len(plan.slices):
-        raise LoadError(PART, f"None of the CT images in {folder} could be decoded.",
-                        next(iter(failed.values())), problems=problems.items)
-
     lo, hi, interpolated, extra_clip = _fill_gaps(plan, out, filled, failed, progress, done, total)
+    if hi < lo:
+        raise LoadError(PART, f"None of the CT images in {folder} could be decoded.",
+                        next(iter(failed.values()), ""), problems=problems.items)
     if failed:
         bad = [plan.slices[i] for i in failed]
         made_up = set(interpolated)
         n_filled = sum(1 for i in failed if plan.slot_of[i] in made_up)
         fate = ("its slice was filled in from the neighbouring slices" if n_filled == len(bad) == 1
                 else "their slices were filled in from the neighbouring slices"
-                if n_filled == len(bad) else f"{n_filled} of them were filled in from the "
-                "neighbouring slices and the rest, at the ends, left out")
+                if n_filled == len(bad) else "it was left out" if len(bad) == 1
+                else f"{n_filled} of them were filled in from the neighbouring slices and the "
+                "others left out")
         problems.warning(PART, f"{_plural(len(bad), 'CT image')} could not be decoded "
                                f"({_names(bad)}); {fate}.", "; ".join(failed.values())[:500])
     clipped += extra_clip
