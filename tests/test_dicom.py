@@ -448,6 +448,12 @@ def test_enhanced_multiframe_ct(series: Path, copd: Volume, tmp_path: Path) -> N
     assert vol.meta.get("multiframe") is True and vol.meta["n_files"] == 1
     assert np.array_equal(vol.data, copd.data) and np.allclose(vol.affine, copd.affine, atol=1e-3)
     assert vol.problems == []
+    # Without per-frame positions there is no safe order: a clear refusal.
+    del mf.PerFrameFunctionalGroupsSequence
+    mf.save_as(out / "enhanced.dcm")
+    with pytest.raises(LoadError, match="carries no slice positions") as e:
+        load_dicom_series(out)
+    assert_plain(e.value.message)
 
 
 def test_damaged_jpeg2000_slices(testdata_dir: Path, tmp_path: Path) -> None:

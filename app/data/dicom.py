@@ -17,7 +17,7 @@ What this module guarantees (ANCHORS §4.2):
 
 Headers are read with ``defer_size`` so large elements (pixel data, vendor blobs) are skipped but
 their file offsets kept: uncompressed little-endian pixels are then read with one ``readinto``
-per slice, without pydicom, which is what makes a 400-slice series load in about a second.
+per slice, without pydicom, which is what makes a 512×512×400 series load in well under a second on a warm cache.
 """
 
 from __future__ import annotations
@@ -894,8 +894,9 @@ def _load_series(series: SeriesInfo, folder: Path, problems: ProblemList,
     no_geo = [r for r in refs if r.ipp is None or r.iop is None]
     if no_geo:
         if len(no_geo) == len(refs):
-            kind = "multi-frame file" if series.multiframe or refs[0].frame is not None else "images"
-            raise LoadError(PART, f"The CT {kind} in {folder} carry no slice positions, so the "
+            what = ("multi-frame file in {} carries" if series.multiframe or refs[0].frame is not None
+                    else "images in {} carry").format(folder)
+            raise LoadError(PART, f"The CT {what} no slice positions, so the "
                                   "slices cannot be put in order safely. Export the series again "
                                   "as standard CT images or as NIfTI.", problems=problems.items)
         refs = [r for r in refs if r not in no_geo]
