@@ -80,7 +80,7 @@ apt_setup() {
   fi
   if [ "$(id -u)" != 0 ]; then
     [ ${#missing_needed[@]} -gt 0 ] && warn "missing Debian packages (ask an administrator): sudo apt-get install ${missing_needed[*]//|*/}"
-    [ ${#missing_optional[@]} -gt 0 ] && warn "optional Debian packages not installed: ${missing_optional[*]}"
+    [ ${#missing_optional[@]} -gt 0 ] && warn "optional Debian packages not installed: ${missing_optional[*]//|*/}"
     warn "continuing without them; what needs them will say so"
     return 0
   fi
@@ -184,12 +184,18 @@ pip_setup() {
     return 0
   fi
   rm -f "$STAMP"
-  if ! "$VENV/bin/python" -c 'import llama_cpp' >/dev/null 2>&1; then
-    log "llama-cpp-python has no binary wheel: the first install compiles it (~8 min on 2 cores;"
-    log "  pip caches the wheel, so later installs take seconds)"
+  local llama_ver cache
+  llama_ver="$(sed -n 's/^llama-cpp-python==\([^ #]*\).*/\1/p' requirements/runtime.txt)"
+  if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('llama-cpp-python') != '$llama_ver')" >/dev/null 2>&1; then
+    cache="$("$VENV/bin/python" -m pip cache dir 2>/dev/null || true)"
+    if [ -n "$cache" ] && [ -n "$(find "$cache/wheels" -name "llama_cpp_python-${llama_ver}-*.whl" -print -quit 2>/dev/null)" ]; then
+      log "llama-cpp-python $llama_ver: reusing the wheel built earlier (pip cache)"
+    else
+      log "llama-cpp-python $llama_ver has no binary wheel: it is compiled now, once (~8 min on"
+      log "  2 cores; pip caches the wheel, so later installs take seconds)"
+    fi
   fi
-  log "Python packages: installing the pinned requirements (first run downloads ~2 GB of models)"
-  # Portable CPU flags for llama.cpp (DESIGN §6): runs on any AVX2 machine, builds 3x faster.
+  log "Python packages: installing the pinned requirements (a new environment downloads ~2 GB, mostly models)"
   # Portable CPU flags for llama.cpp (DESIGN §6): runs on any AVX2 machine, builds 3x faster.
   local st
   set +e
