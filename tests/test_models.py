@@ -314,3 +314,30 @@ def test_real_required_models_are_present_and_verified():
         st = M.ensure_model(spec, verify=True, progress=False)
         assert st.ok, st.message
         assert st.path is not None and st.path.exists()
+
+
+def test_leftovers_of_a_crashed_join_are_removed(tmp_path, env):
+    man, joined = join_manifest(tmp_path, env, 2)
+    models = tmp_path / "models"
+    models.mkdir()
+    dead = models / "fake.gguf.999999999.part"  # no such process
+    dead.write_bytes(b"half a model")
+    assert M.model_path("fake-llm", man).read_bytes() == joined
+    assert not dead.exists()
+
+
+def test_manifest_files_must_be_provided(tmp_path, env):
+    man = write_manifest(tmp_path / "manifest.toml", f"""
+        [[model]]
+        id = "x"
+        assemble = "join"
+        output = "x-ct2"
+        join_as = "model.bin"
+        parts = [{{ path = "a.part1" }}]
+        files = [
+          {{ name = "model.bin", size = 1, sha256 = "{'0' * 64}" }},
+          {{ name = "config.json", size = 1, sha256 = "{'0' * 64}" }},
+        ]
+        """)
+    with pytest.raises(M.ManifestError, match="config.json"):
+        M.load_manifest(man)

@@ -17,6 +17,7 @@ Other code asks for a model with :func:`model_path`, which assembles on demand a
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib
 import importlib.metadata
@@ -238,8 +239,15 @@ def load_manifest(path: Path | None = None) -> Manifest:
             if not spec.parts or not spec.output:
                 raise ManifestError(f"{where}: a 'join' model needs `parts` and `output`")
             joined = spec.join_as or spec.output
-            if joined not in {f.name for f in spec.files}:
+            names = {f.name for f in spec.files}
+            if joined not in names:
                 raise ManifestError(f"{where}: `files` must list the joined file {joined!r}")
+            provided = {joined} | {Path(c.file or c.path or "").name for c in spec.copy}
+            if any(c.call for c in spec.copy) or not spec.join_as:
+                provided = names  # names known only at run time, or a single-file output
+            if names - provided:
+                raise ManifestError(f"{where}: `files` lists {sorted(names - provided)}, "
+                                    "which neither the join nor `copy` provides")
         elif spec.locate is None:
             raise ManifestError(f"{where}: a 'locate' model needs `locate`")
         if mid in manifest.models:
@@ -456,6 +464,25 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists but belongs to someone else
+        return True
+    return True
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Delete `.part`/`.old` leftovers of joins whose process died (they can be gigabytes)."""
+    for p in target.parent.glob(f"{glob.escape(target.name)}.*.*"):
+        pid, _, kind = p.name[len(target.name) + 1:].partition(".")
+        if kind in ("part", "old") and pid.isdigit() and not _pid_alive(int(pid)):
+            log.info("removing the leftover %s", p)
+            _remove(p)
+
+
 def _join(spec: ModelSpec, parts: list[tuple[Source, Path]], copies: list[tuple[Source, Path]],
           target: Path, progress: bool) -> None:
     """Stream the parts into ``target`` (file, or folder with join_as), hashing as it writes."""
@@ -466,6 +493,7 @@ def _join(spec: ModelSpec, parts: list[tuple[Source, Path]], copies: list[tuple[
         raise _damaged(spec, wrong, "size differs from the manifest")
 
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(target)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.part")
     _remove(tmp)
     if spec.join_as:
@@ -503,10 +531,6 @@ def _join(spec: ModelSpec, parts: list[tuple[Source, Path]], copies: list[tuple[
             f = expected.get(path.name)
             if f is not None and (dest.stat().st_size != f.size or _hash_file(dest) != f.sha256):
                 raise _damaged(spec, [src])
-        if spec.join_as:
-            missing = [n for n in expected if not (tmp / n).exists()]
-            if missing:
-                raise ManifestError(f"{spec.id}: `files` lists {missing} but nothing provides them")
         # Atomic replace: a crash leaves either the old complete output or none.
         if target.exists() and target.is_dir():
             old = target.with_name(f"{target.name}.{os.getpid()}.old")
