@@ -370,3 +370,12 @@ def test_every_contract_action_is_registered():
                 "IV.ZOOM_OUT", "IV.REMOVE", "IV.RESET", "AR.SHOW", "AR.ROTATE", "AR.ZOOM_IN",
                 "AR.ZOOM_OUT", "AR.REMOVE", "AR.RESET"}
     assert set(reg.ids()) == expected
+
+
+def test_from_dict_validates_zoom_target_and_level():
+    with pytest.raises(ValueError, match="zoom target"):
+        ConsoleState.from_dict({"ar": {"zoom_level": 1, "zoom_target": "liver"}})
+    with pytest.raises(ValueError, match="negative"):
+        ConsoleState.from_dict({"ar": {"zoom_level": -1}})
+    s = ConsoleState.from_dict({"ar": {"zoom_level": 2, "zoom_target": "right_lung"}})
+    assert s.ar.zoom_stack == ("right_lung", "right_lung")

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.core.events import Emitter
 from app.core.vocab import (
+    AR_GROUPS,
     AR_ROTATIONS,
     AR_STRUCTURES,
     AR_VIEWS,
@@ -222,9 +223,14 @@ class ConsoleState:
         rotation = ar_d.get("rotation", "static")
         _check_members((rotation,), AR_ROTATIONS, "rotation")
         zoom_level = int(ar_d.get("zoom_level", 0))
+        if zoom_level < 0:
+            raise ValueError("zoom_level cannot be negative")
+        zoom_target = ar_d.get("zoom_target")
+        if zoom_target is not None:
+            _check_members((zoom_target,), AR_STRUCTURES + tuple(AR_GROUPS), "zoom target")
         stack = tuple((resume.get("ar") or {}).get("zoom_stack") or ())
         if len(stack) != zoom_level:  # a plain snapshot has no stack: rebuild one consistently
-            stack = tuple([ar_d.get("zoom_target")] * zoom_level)
+            stack = tuple([zoom_target] * zoom_level)
         ar = ARState(visible=bool(ar_d.get("visible", False)), structures=structures, view=view,
                      rotation=rotation, zoom_level=zoom_level,
                      zoom_target=ar_d.get("zoom_target"), zoom_stack=stack)
