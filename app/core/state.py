@@ -233,7 +233,7 @@ class ConsoleState:
             stack = tuple([zoom_target] * zoom_level)
         ar = ARState(visible=bool(ar_d.get("visible", False)), structures=structures, view=view,
                      rotation=rotation, zoom_level=zoom_level,
-                     zoom_target=ar_d.get("zoom_target"), zoom_stack=stack)
+                     zoom_target=zoom_target, zoom_stack=stack)
         case = _case_from_dict(resume.get("case")) if "case" in resume else CaseContext(
             iv_size=iv.size or None)
         return cls(agent=agent, ir=ir, iv=iv, ar=ar, case=case)
