@@ -226,7 +226,7 @@ def test_hu_ranges(series: Series) -> None:
     hu = series.hu
     assert hu.min() >= -1024 and hu.max() <= 1200
     # Ribs are curved bone bands: their cortex is dense bone.
-    pts, _ = demo._rib_points(5, 1)
+    pts = demo._rib_points(5, 1)
     rib = max(float(series.around(tuple(p), r=3).max()) for p in pts[3:10])
     assert 400 <= rib <= 1100
     # Outside the body is air; the body holds soft tissue, fat and bone.
@@ -436,10 +436,11 @@ def test_foreign_folder_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_stale_partial_is_cleaned(tmp_path: Path) -> None:
-    stale = tmp_path / ".case.partial-999999999"  # no such process
-    stale.mkdir()
+    stale = [tmp_path / ".case.partial-999999999", tmp_path / ".case.old-999999999"]
+    for p in stale:  # left by a generator that died (no such process)
+        p.mkdir()
     demo.ensure_demo_case(out=tmp_path / "case", _scale=SMALL)
-    assert not stale.exists()
+    assert not any(p.exists() for p in stale)
 
 
 def test_default_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -232,7 +232,9 @@ def _replaceable(case_dir: Path) -> bool:
 
 def _remove_stale_partials(case_dir: Path) -> None:
     """Remove temporary folders left by generators that died (their process is gone)."""
-    for p in case_dir.parent.glob(f".{case_dir.name}.partial-*"):
+    leftovers = [*case_dir.parent.glob(f".{case_dir.name}.partial-*"),
+                 *case_dir.parent.glob(f".{case_dir.name}.old-*")]
+    for p in leftovers:
         try:
             pid = int(p.name.rsplit("-", 1)[1])
             os.kill(pid, 0)
@@ -602,7 +604,7 @@ def _paint_mediastinum(p: _Painter) -> None:
     _polyline(p, [(4, 30, 85), (10, 40, -100), (20, 30, -200)], 7.0, 40.0, **kw)  # oesophagus
 
 
-def _rib_points(i: int, side: int, n: int = 14) -> tuple[np.ndarray, float]:
+def _rib_points(i: int, side: int, n: int = 14) -> np.ndarray:
     """Centre line of rib i (0 = first) on one side, from the spine around to its front end."""
     z_post = 46.0 - 22.5 * i
     phi_end = (2.45,) * 7 + (2.3, 2.15, 2.0, 1.6, 1.2)
@@ -611,13 +613,13 @@ def _rib_points(i: int, side: int, n: int = 14) -> tuple[np.ndarray, float]:
     s = _cavity_scale(z)
     x = side * (CAV_AX * s + 5.0) * np.sin(phi)
     y = CAV_YC + (CAV_AY * s + 5.0) * np.cos(phi)
-    return np.stack([x, y, z], axis=1), float(s[-1])
+    return np.stack([x, y, z], axis=1)
 
 
 def _paint_bones(p: _Painter) -> None:
     for side in (-1, 1):
         for i in range(12):
-            pts, s_end = _rib_points(i, side)
+            pts = _rib_points(i, side)
             # Cortex then marrow: a bright rim around a dimmer core.
             _polyline(p, pts, 4.2, 800.0, where="nonlung")
             _polyline(p, pts, 2.8, 280.0, where="nonlung")
