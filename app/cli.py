@@ -39,6 +39,7 @@ def _build_parser() -> argparse.ArgumentParser:
     do.add_argument("--case", dest="do_case", type=Path)
     do.add_argument("--state", type=Path, help="load the state from and save it to this JSON file")
     do.add_argument("--json", action="store_true", help="print the trace record")
+    do.add_argument("--strategy", dest="do_strategy", choices=["fast", "visa"], default="fast")
 
     e = sub.add_parser("eval", help="run an evaluation dataset")
     e.add_argument("dataset", type=Path)
@@ -69,7 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         from app.data.demo import run_demo_command
 
         return run_demo_command(force=args.force, out=args.out)
-    if args.command in ("do", "eval", "bench"):
+    if args.command == "do":
+        from app.agents.cli_do import run_do_command
+
+        return run_do_command(args.text, args.do_case, args.state, args.json,
+                              strategy=args.do_strategy)
+    if args.command in ("eval", "bench"):
         print(f"visa-console {args.command}: not available yet in this build.", file=sys.stderr)
         return 2
     from app.ui_entry import run_gui

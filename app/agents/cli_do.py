@@ -1,0 +1,87 @@
+"""`visa-console do "TEXT" [--case PATH] [--state FILE] [--json]` (DESIGN §5.2).
+
+Interprets and applies one command headless. With ``--state FILE`` the state (plus the memory
+of the last agent and commands) is read from and written back to FILE, so calls chain.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from app.agents.decision import Memory
+from app.agents.orchestrator import Orchestrator
+from app.core.registry import Actor, CommandRegistry
+from app.core.state import CaseContext, ConsoleState
+
+
+def case_context(case_path: Path | None) -> CaseContext:
+    from app.data.case import load_case
+
+    if case_path is None:
+        from app.data.demo import ensure_demo_case
+
+        case_path = ensure_demo_case()
+    case = load_case(case_path, load_video=False)
+    return case.context()
+
+
+def _read_state(path: Path) -> tuple[ConsoleState, Memory]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return ConsoleState.from_dict(data), Memory.from_dict(data.get("_memory"))
+
+
+def _write_state(path: Path, state: ConsoleState, memory: Memory) -> None:
+    data: dict[str, Any] = state.to_dict()
+    data["_memory"] = memory.to_dict()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Write-then-rename so an interrupted call never leaves a half-written state file.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def run_do_command(text: str, case: Path | None, state_file: Path | None, as_json: bool,
+                   strategy: str = "fast") -> int:
+    from app.data.problems import LoadError
+
+    state: ConsoleState | None = None
+    memory = Memory()
+    if state_file is not None and state_file.exists():
+        try:
+            state, memory = _read_state(state_file)
+        except (OSError, ValueError) as exc:
+            print(f"error: the state file {state_file} cannot be used: {exc}", file=sys.stderr)
+            return 2
+    try:
+        if state is None:
+            state = ConsoleState()
+            state.set_case(case_context(case))
+        elif case is not None:
+            ctx = case_context(case)
+            if ctx != state.case:
+                state.set_case(ctx)
+    except LoadError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    orch = Orchestrator(CommandRegistry(state), strategy=strategy,
+                        actor=Actor(role="surgeon", source="cli"))
+    orch.memory = memory
+    record = orch.handle_text(text)
+    if state_file is not None:
+        try:
+            _write_state(state_file, state, orch.memory)
+        except OSError as exc:
+            print(f"error: the state could not be saved to {state_file}: {exc}", file=sys.stderr)
+            return 2
+    if as_json:
+        print(json.dumps(record, indent=None, default=str))
+    else:
+        reply = record["reply"]
+        print(reply["text"])
+    return 0 if record["reply"]["ok"] else 1

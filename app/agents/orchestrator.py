@@ -1,0 +1,216 @@
+"""The orchestrator: one command in, state changed through the registry, one trace record out.
+
+It runs a strategy (``fast``: normalise → correct → validate → route → tiered decision;
+``visa``: the reference all-LLM workflow), dispatches the decided plan through the command
+registry (so RBAC, undo and audit apply), keeps the memory of DESIGN §4, and writes the trace
+record of DESIGN §5.3. It never raises on bad input: every failure becomes a plain message.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.agents.decision import Decision, Memory
+from app.core.registry import Actor, CommandRegistry, CommandResult
+from app.core.state import CaseContext, ConsoleState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Reply:
+    """What the console says back (status strip, TTS)."""
+
+    ok: bool
+    text: str
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)
+
+
+class Orchestrator:
+    def __init__(self, registry: CommandRegistry, strategy: str = "fast",
+                 interpreter: Any | None = None, visa: Any | None = None,
+                 actor: Actor | None = None) -> None:
+        if strategy not in ("fast", "visa"):
+            raise ValueError(f"unknown strategy {strategy!r}; use fast or visa")
+        self.registry = registry
+        self.strategy = strategy
+        self.actor = actor or Actor(role="surgeon", source="voice")
+        self.memory = Memory()
+        self._interpreter = interpreter
+        self._visa = visa
+        self._ids = itertools.count(1)
+        self.last_reply: Reply | None = None
+        self.on_record: list[Callable[[dict[str, Any]], None]] = []
+
+    @property
+    def state(self) -> ConsoleState:
+        return self.registry.state
+
+    # -- lazily built strategies ----------------------------------------------------------
+    @property
+    def interpreter(self) -> Any:
+        if self._interpreter is None:
+            from app.agents.interpreter import FastInterpreter
+
+            self._interpreter = FastInterpreter()
+        return self._interpreter
+
+    @property
+    def visa(self) -> Any:
+        if self._visa is None:
+            from app.agents.llm_runtime import make_runtime
+            from app.agents.visa_strategy import VisaStrategy
+
+            self._visa = VisaStrategy(make_runtime({}))
+        return self._visa
+
+    # -- sessions -------------------------------------------------------------------------
+    def reset(self, context: CaseContext | None = None) -> None:
+        """Start a new session: the initial state for this case, memory and undo cleared."""
+        context = context or self.state.case
+        fresh = ConsoleState()
+        fresh.set_case(context)
+        self.state.restore(fresh)
+        self.memory = Memory()
+        self.registry._undo.clear()
+
+    # -- one command ----------------------------------------------------------------------
+    def handle_text(self, text: str, cmd_id: str | None = None, stt: dict[str, Any] | None = None,
+                    alternatives: list[str] | None = None) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        cmd_id = cmd_id if cmd_id is not None else str(next(self._ids))
+        text = text if isinstance(text, str) else ""
+        flow: list[str] = ["audio", "stt"] if stt is not None else []
+        stages: dict[str, Any] = {}
+        if stt is not None:
+            stages["stt"] = {"text": stt.get("text", text), "ms": stt.get("ms", 0)}
+        try:
+            if self.strategy == "visa":
+                record = self._run_visa(text, stages, flow, alternatives)
+            else:
+                record = self._run_fast(text, stages, flow)
+        except Exception as exc:  # noqa: BLE001 - the console keeps running whatever happens
+            log.exception("command failed unexpectedly")
+            stages.setdefault("correct", {"text": text, "valid": False, "ms": 0})
+            record = {"tier": self.strategy, "flow": [*flow, "end"], "invalid_cycles": 0,
+                      "reply": Reply(False, "Sorry, that command failed because of an internal "
+                                     f"error ({type(exc).__name__}); nothing was changed.")}
+        reply: Reply = record.pop("reply")
+        self.last_reply = reply
+        out = {
+            "id": cmd_id,
+            "input": {"text": text} if stt is None else {"audio": stt.get("audio"), "text": text},
+            "stages": stages,
+            "tier": record["tier"],
+            "flow": record["flow"],
+            "invalid_cycles": record["invalid_cycles"],
+            "total_ms": _ms(t0) + (stt.get("ms", 0) if stt else 0),
+            "state": self.state.snapshot(),
+            "reply": {"ok": reply.ok, "text": reply.text},
+        }
+        if "diagnostics" in record:
+            out["diagnostics"] = record["diagnostics"]
+        for fn in self.on_record:
+            fn(out)
+        return out
+
+    # -- strategies -----------------------------------------------------------------------
+    def _run_fast(self, text: str, stages: dict[str, Any], flow: list[str]) -> dict[str, Any]:
+        interp = self.interpreter.interpret(text, self.state, self.memory)
+        sm = dict(getattr(interp, "stage_ms", {}) or {})
+        decision: Decision | None = interp.decision
+        correct_ms = round(sum(sm.get(k, 0.0) for k in ("normalize", "correct", "validate")), 2)
+        stages["correct"] = {"text": interp.corrected, "valid": bool(interp.valid),
+                             "ms": correct_ms}
+        flow.append("correct")
+        if getattr(interp, "empty", False):
+            return self._empty(stages, flow)
+        if not interp.valid or decision is None or not decision.valid:
+            reason = (decision.reason if decision is not None and decision.reason else
+                      getattr(interp, "reason", "") or "That is not a console command.")
+            stages["correct"]["valid"] = False
+            tier = decision.tier if decision is not None else "lexicon"
+            return {"tier": tier, "flow": [*flow, "end"], "invalid_cycles": 0,
+                    "reply": Reply(False, _plain_invalid(reason)),
+                    **({"diagnostics": decision.diagnostics}
+                       if decision is not None and decision.diagnostics else {})}
+        stages["route"] = {"agent": decision.agent, "ms": round(sm.get("route", 0.0), 2)}
+        flow.append("route")
+        return self._dispatch(decision, interp.corrected, stages, flow,
+                              decide_ms=round(sm.get("decide", 0.0), 2), invalid_cycles=0)
+
+    def _run_visa(self, text: str, stages: dict[str, Any], flow: list[str],
+                  alternatives: list[str] | None) -> dict[str, Any]:
+        decision, vflow, cycles, sm = self.visa.run(text, self.state, self.memory,
+                                                     alternatives=alternatives)
+        corrected = decision.diagnostics.get("corrected", text)
+        stages["correct"] = {"text": corrected, "valid": bool(decision.valid),
+                             "ms": round(sm.get("correct", 0.0), 2)}
+        tail = [s for s in vflow if s not in ("audio", "stt")]
+        if not decision.valid:
+            if decision.diagnostics.get("empty"):
+                return self._empty(stages, [*flow, *[s for s in tail if s != "end"]])
+            return {"tier": "visa", "flow": [*flow, *tail] if tail else [*flow, "correct", "end"],
+                    "invalid_cycles": cycles, "reply": Reply(False, _plain_invalid(decision.reason)),
+                    "diagnostics": decision.diagnostics}
+        stages["route"] = {"agent": decision.agent, "ms": round(sm.get("route", 0.0), 2)}
+        rec = self._dispatch(decision, corrected, stages, [], decide_ms=round(
+            sm.get("decide", 0.0), 2), invalid_cycles=cycles)
+        rec["flow"] = [*flow, *tail] if tail else [*flow, "correct", "route", *rec["flow"]]
+        return rec
+
+    # -- shared ---------------------------------------------------------------------------
+    def _empty(self, stages: dict[str, Any], flow: list[str]) -> dict[str, Any]:
+        """An empty or silent command re-selects the previous agent and keeps its state."""
+        prev = self.memory.last_agent
+        if prev is None:
+            stages["correct"]["valid"] = False
+            return {"tier": "memory", "flow": [*flow, "end"], "invalid_cycles": 0,
+                    "reply": Reply(False, "I heard nothing to do.")}
+        self.state.apply(agent=prev)
+        stages["route"] = {"agent": prev, "ms": 0.0}
+        stages["decide"] = {"actions": [], "ms": 0.0}
+        return {"tier": "memory", "flow": [*flow, "route", prev, "end"], "invalid_cycles": 0,
+                "reply": Reply(True, f"Still on {_AGENT_NAMES.get(prev, prev)}.")}
+
+    def _dispatch(self, decision: Decision, corrected: str, stages: dict[str, Any],
+                  flow: list[str], decide_ms: float, invalid_cycles: int) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        result: CommandResult = self.registry.dispatch_plan(decision.steps, self.actor)
+        apply_ms = _ms(t0)
+        stages["decide"] = {"actions": result.actions(), "ms": decide_ms, "apply_ms": apply_ms}
+        if decision.confidence:
+            stages["decide"]["confidence"] = round(float(decision.confidence), 3)
+        agents = decision.agents or ([decision.agent] if decision.agent else [])
+        record: dict[str, Any] = {"tier": decision.tier, "flow": [*flow, *agents, "end"],
+                                  "invalid_cycles": invalid_cycles}
+        if decision.diagnostics:
+            record["diagnostics"] = decision.diagnostics
+        if not result.ok:
+            stages["decide"]["error"] = result.message
+            record["reply"] = Reply(False, result.message)
+            return record
+        self.memory.remember(corrected, agents[-1] if agents else decision.agent)
+        text = result.message
+        if result.notes:
+            text += " " + " ".join(result.notes)
+        record["reply"] = Reply(True, text)
+        return record
+
+
+_AGENT_NAMES = {"IR": "patient information", "IV": "the CT viewer", "AR": "the 3D model"}
+
+
+def _plain_invalid(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        return "That is not something the console can do."
+    return reason if reason.endswith(".") else reason + "."
