@@ -1,0 +1,158 @@
+"""The fast interpreter: normalise → correct → validate → route → decide, with memory.
+
+``FastInterpreter.interpret`` only decides; it never changes the console. ``apply`` dispatches
+a decision's plan through the command registry (ordered by the plan DAG) and updates memory
+per DESIGN §4: the last agent and the last 3 corrected commands; an empty command re-selects
+the previous agent and keeps its state; an invalid one changes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from app.agents.decision import Decision, Memory, Tier
+from app.agents.lexicon import ACCEPT, LexiconTier
+from app.agents.normalize import (
+    DEFAULT_LEXICON,
+    Lexicon,
+    correct,
+    normalize,
+    validate,
+)
+from app.agents.planner import order_steps
+from app.core.registry import Actor, CommandRegistry, CommandResult
+from app.core.state import ConsoleState
+
+# Below this confidence no tier's decision is carried out: the command counts as not understood.
+FLOOR = 0.5
+
+
+@dataclass
+class Interpretation:
+    raw: str
+    normalized: str
+    corrected: str
+    corrections: list[tuple[str, str, str]]
+    valid: bool
+    empty: bool
+    decision: Decision
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    reason: str = ""  # why invalid/empty, in plain words
+    memory: Memory | None = None  # the memory this was interpreted against (for ``apply``)
+
+    @property
+    def agent(self) -> str | None:
+        """The routing result (DESIGN §5.3 ``route.agent``)."""
+        return self.decision.agent
+
+    @property
+    def tier(self) -> str:
+        return self.decision.tier
+
+    def trace_stages(self) -> dict[str, dict]:
+        """The ``stages`` part of a trace record (DESIGN §5.3), minus STT."""
+        ms = self.stage_ms
+        correct_ms = ms.get("normalize", 0) + ms.get("correct", 0) + ms.get("validate", 0)
+        return {
+            "correct": {"text": self.corrected, "valid": self.valid, "ms": round(correct_ms, 3)},
+            "route": {"agent": self.agent, "ms": round(ms.get("route", 0), 3)},
+            "decide": {"actions": [
+                {"agent": s.action_id.split(".", 1)[0], "action": s.action_id.split(".", 1)[1],
+                 "params": dict(s.params)} for s in self.decision.steps],
+                "ms": round(ms.get("decide", 0), 3)},
+        }
+
+
+class FastInterpreter:
+    """Tiers fastest first; the first decision at or above ``accept`` wins."""
+
+    def __init__(self, lexicon: LexiconTier | None = None, tiers: Sequence[Tier] = (),
+                 accept: float = ACCEPT, words: Lexicon = DEFAULT_LEXICON,
+                 extra_fields: Iterable[str] = (), floor: float = FLOOR) -> None:
+        self.extra_fields = tuple(extra_fields)
+        self.lexicon = lexicon or LexiconTier(accept=accept, extra_fields=self.extra_fields)
+        self.tiers = list(tiers)
+        self.accept = accept
+        self.floor = floor
+        self.words = words
+
+    def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
+        ms: dict[str, float] = {}
+        t0 = time.perf_counter()
+        normalized = normalize(text or "")
+        t1 = time.perf_counter()
+        fixed = correct(normalized, self.words)
+        t2 = time.perf_counter()
+        validity = validate(fixed.text, self.extra_fields)
+        t3 = time.perf_counter()
+        ms.update(normalize=(t1 - t0) * 1e3, correct=(t2 - t1) * 1e3, validate=(t3 - t2) * 1e3)
+
+        def done(decision: Decision, valid: bool, empty: bool, reason: str) -> Interpretation:
+            return Interpretation(text or "", normalized, fixed.text, fixed.changes, valid,
+                                  empty, decision, ms, reason, memory)
+
+        if validity.empty:
+            prev = memory.last_agent or state.agent
+            # Nothing said: keep everything, re-select the previous agent (DESIGN §4). With no
+            # previous agent there is nothing to re-select, so it counts as not a command.
+            valid = prev is not None
+            ms.update(route=0.0, decide=0.0)
+            decision = Decision(valid=valid, steps=[], agent=prev, confidence=1.0,
+                                tier="memory", reason=validity.reason)
+            return done(decision, valid, True, validity.reason)
+        if not validity.valid:
+            ms.update(route=0.0, decide=0.0)
+            decision = Decision(valid=False, agent=None, confidence=1.0, tier=self.lexicon.name,
+                                reason=validity.reason)
+            return done(decision, False, False, validity.reason)
+
+        t4 = time.perf_counter()
+        analysis = self.lexicon.analyse(fixed.text, state, memory)
+        t5 = time.perf_counter()
+        decision = self.lexicon.decide_from(analysis, state, memory)
+        t6 = time.perf_counter()
+        ms.update(route=(t5 - t4) * 1e3, decide=(t6 - t5) * 1e3)
+        if decision.confidence < self.accept:
+            best = decision
+            for tier in self.tiers:
+                ts = time.perf_counter()
+                other = tier.decide(fixed.text, state, memory)
+                ms[f"tier_{tier.name}"] = (time.perf_counter() - ts) * 1e3
+                if other is None:
+                    continue
+                if other.confidence >= self.accept:
+                    best = other
+                    break
+                if other.confidence > best.confidence:
+                    best = other
+            decision = best
+        if not decision.valid:
+            return done(decision, False, False, decision.reason)
+        if not decision.steps or decision.confidence < self.floor:
+            # In scope but not understood: ask again rather than guess (an invalid loop).
+            why = "Not understood: please say it again in other words."
+            decision = replace(decision, valid=False, steps=[], reason=f"{why} ({decision.reason})")
+            return done(decision, False, False, why)
+        return done(decision, True, False, "")
+
+
+def apply(interp: Interpretation, registry: CommandRegistry, actor: Actor | None = None,
+          memory: Memory | None = None) -> CommandResult | None:
+    """Dispatch the plan (in DAG order) and update memory. Returns None when nothing ran."""
+    memory = memory if memory is not None else interp.memory
+    if interp.empty:
+        # The previous agent stays selected; the state is kept as it is.
+        return None
+    if not interp.valid or not interp.decision.steps:
+        return None
+    steps = order_steps(interp.decision.steps)
+    result = registry.dispatch_plan(steps, actor or Actor(source="voice"))
+    if result.ok and memory is not None:
+        last_agent = steps[-1].action_id.split(".", 1)[0]
+        memory.remember(interp.corrected, last_agent)
+    return result
+
+
+__all__ = ["FastInterpreter", "Interpretation", "apply"]

@@ -1,0 +1,1332 @@
+"""Tier 2 of the interpreter (DESIGN §3): a deterministic grammar over the domain vocabulary.
+
+The corrected command is split into clauses ("and", "then", commas); each clause is routed to
+an agent by the words that name one (CT, slice, lobe, BMI …), else by the clause before it in
+the same command, else by memory (the last agent used, DESIGN §4), and then decoded by that
+agent's rules into registry steps in the exact parameter forms of ``app.core.actions``.
+Every token a rule uses is marked; the confidence falls with every content word left over, so
+an unfamiliar phrasing comes out with low confidence (for the semantic/LLM tiers) instead of
+a wrong confident answer.
+
+Decisions taken where DESIGN §4 is silent (documented here, tested in tests/test_lexicon.py):
+- "where is the tumour/nodule" asks for the ``tumor_location`` IR field, unless the words name
+  the 3D model or the 3D model is the agent in use; then it adds the nodules to the model.
+- Bare direction words ("left", "up") move the CT (DESIGN's direction convention), except
+  right after the 3D model was used, where left/right/up/down rotate it and anterior/posterior/
+  superior/inferior choose its view.
+- "show the sagittal view" (a plane named, nothing moved) enlarges that plane.
+- Within one command, adjacent IR.SHOW (or AR.SHOW) steps merge into one step; CT moves stay
+  one step per spoken part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from app.agents.decision import Decision, Memory
+from app.agents.normalize import _words, tokens_of
+from app.core.registry import Step
+from app.core.state import ConsoleState
+from app.core.vocab import AR_GROUPS, AR_STRUCTURES, IR_ALL_FIELDS, LOBES
+
+ACCEPT = 0.75  # decisions at or above this confidence are taken without asking later tiers
+
+# ---------------------------------------------------------------------------------------------
+# vocabulary
+# ---------------------------------------------------------------------------------------------
+
+PLANE_WORDS = {
+    "axial": "axial", "axials": "axial", "ax": "axial", "transverse": "axial",
+    "transaxial": "axial", "coronal": "coronal", "coronals": "coronal", "cor": "coronal",
+    "frontal": "coronal", "sagittal": "sagittal", "sagittals": "sagittal", "sag": "sagittal",
+}
+# IV direction words (DESIGN §4, display convention): word -> (plane, sign).
+DIRECTIONS = {
+    "right": ("sagittal", 1), "rightward": ("sagittal", 1), "rightwards": ("sagittal", 1),
+    "left": ("sagittal", -1), "leftward": ("sagittal", -1), "leftwards": ("sagittal", -1),
+    "forward": ("coronal", 1), "forwards": ("coronal", 1), "front": ("coronal", 1),
+    "anterior": ("coronal", 1), "anteriorly": ("coronal", 1), "ahead": ("coronal", 1),
+    "back": ("coronal", -1), "backward": ("coronal", -1), "backwards": ("coronal", -1),
+    "posterior": ("coronal", -1), "posteriorly": ("coronal", -1),
+    "up": ("axial", 1), "upward": ("axial", 1), "upwards": ("axial", 1),
+    "superior": ("axial", 1), "superiorly": ("axial", 1), "cranial": ("axial", 1),
+    "cranially": ("axial", 1), "higher": ("axial", 1), "headward": ("axial", 1),
+    "down": ("axial", -1), "downward": ("axial", -1), "downwards": ("axial", -1),
+    "inferior": ("axial", -1), "inferiorly": ("axial", -1), "caudal": ("axial", -1),
+    "caudally": ("axial", -1), "lower": ("axial", -1), "footward": ("axial", -1),
+}
+SIGN_WORDS = {
+    "plus": 1, "increase": 1, "increment": 1, "advance": 1, "next": 1, "further": 1,
+    "minus": -1, "decrease": -1, "decrement": -1, "reduce": -1, "previous": -1, "prior": -1,
+}
+NAMED_POS = {
+    "middle": "middle", "center": "middle", "centre": "middle", "mid": "middle",
+    "midpoint": "middle", "halfway": "middle", "max": "max", "maximum": "max", "last": "max",
+    "top": "max", "end": "max", "topmost": "max", "highest": "max", "min": "min",
+    "minimum": "min", "first": "min", "bottom": "min", "start": "min", "beginning": "min",
+    "lowest": "min", "bottommost": "min",
+}
+WINDOWS = {
+    "lung": "lung", "pulmonary": "lung", "parenchyma": "lung", "mediastinum": "mediastinum",
+    "mediastinal": "mediastinum", "soft": "soft_tissue", "tissue": "soft_tissue",
+    "bone": "bone", "bony": "bone", "skeletal": "bone",
+}
+REPEAT_COUNTS = {"once": 1, "twice": 2, "thrice": 3, "double": 2, "triple": 3}
+
+AR_VIEW_WORDS = {
+    "anterior": "anterior", "front": "anterior", "frontal": "anterior", "ant": "anterior",
+    "posterior": "posterior", "back": "posterior", "behind": "posterior", "rear": "posterior",
+    "post": "posterior", "dorsal": "posterior", "left": "left", "right": "right",
+    "superior": "superior", "top": "superior", "above": "superior", "overhead": "superior",
+    "cranial": "superior", "sup": "superior", "inferior": "inferior", "bottom": "inferior",
+    "below": "inferior", "underneath": "inferior", "beneath": "inferior", "under": "inferior",
+    "caudal": "inferior", "inf": "inferior", "surgical": "surgical", "surgeon": "surgical",
+    "operative": "surgical", "operating": "surgical", "default": "surgical",
+    "standard": "surgical", "console": "surgical",
+}
+ROTATE_VERBS = {"rotate", "rotation", "rotating", "rotated", "spin", "spinning", "swing",
+                "swivel", "revolve", "twist", "orbit", "turn", "turning", "roll", "tilt"}
+ROTATE_DIRS = {
+    "left": "left", "right": "right", "up": "up", "down": "down", "upward": "up",
+    "upwards": "up", "downward": "down", "downwards": "down", "horizontal": "horizontal",
+    "horizontally": "horizontal", "vertical": "vertical", "vertically": "vertical",
+    "clockwise": "right", "counterclockwise": "left", "anticlockwise": "left",
+    "sideways": "horizontal", "around": "horizontal", "360": "horizontal",
+    "leftward": "left", "rightward": "right",
+}
+STOP_WORDS_ROT = {"stop", "freeze", "static", "still", "halt", "pause", "stationary", "cease"}
+
+# Structures (AR)
+STRUCT_WORDS = {
+    "nodule": "lung_nodules", "nodules": "lung_nodules", "tumor": "lung_nodules",
+    "tumors": "lung_nodules", "lesion": "lung_nodules", "lesions": "lung_nodules",
+    "mass": "lung_nodules", "masses": "lung_nodules", "cancer": "lung_nodules",
+    "airway": "trachea_bronchia", "airways": "trachea_bronchia",
+    "trachea": "trachea_bronchia", "bronchi": "trachea_bronchia",
+    "bronchus": "trachea_bronchia", "windpipe": "trachea_bronchia",
+    "tracheobronchial": "trachea_bronchia", "lingula": "left_upper_lobe",
+    "rul": "right_upper_lobe", "rml": "right_middle_lobe", "rll": "right_lower_lobe",
+    "lul": "left_upper_lobe", "lll": "left_lower_lobe",
+}
+LOBE_POS = {"upper": "upper", "superior": "upper", "top": "upper", "middle": "middle",
+            "mid": "middle", "lower": "lower", "inferior": "lower", "bottom": "lower"}
+SIDES = {"left": "left", "right": "right", "both": "both", "bilateral": "both"}
+
+# IR fields
+FIELD_WORDS = {
+    "age": ("age", "sex"), "old": ("age", "sex"), "years": ("age", "sex"),
+    "sex": ("age", "sex"), "gender": ("age", "sex"), "male": ("age", "sex"),
+    "female": ("age", "sex"), "demographics": ("age", "sex"), "demographic": ("age", "sex"),
+    "diagnosis": ("diagnosis",), "diagnoses": ("diagnosis",), "dx": ("diagnosis",),
+    "diagnosed": ("diagnosis",), "comorbidities": ("comorbidities",),
+    "comorbidity": ("comorbidities",), "comorbid": ("comorbidities",),
+    "history": ("comorbidities",), "pmh": ("comorbidities",),
+    "height": ("height",), "tall": ("height",), "stature": ("height",), "ht": ("height",),
+    "weight": ("weight",), "weigh": ("weight",), "weighs": ("weight",), "heavy": ("weight",),
+    "wt": ("weight",), "bmi": ("bmi",), "pft": ("pft",), "pfts": ("pft",),
+    "spirometry": ("pft",), "fev1": ("pft",), "fvc": ("pft",), "dlco": ("pft",),
+    "physical": ("height", "weight", "bmi"), "anthropometric": ("height", "weight", "bmi"),
+    "anthropometrics": ("height", "weight", "bmi"), "physique": ("height", "weight", "bmi"),
+}
+FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+    (("pulmonary", "function"), ("pft",)), (("lung", "function"), ("pft",)),
+    (("respiratory", "function"), ("pft",)), (("breathing", "test"), ("pft",)),
+    (("lung", "capacity"), ("pft",)), (("body", "mass", "index"), ("bmi",)),
+    (("body", "mass"), ("bmi",)), (("tumor", "location"), ("tumor_location",)),
+    (("location", "of", "the", "tumor"), ("tumor_location",)),
+    (("location", "of", "tumor"), ("tumor_location",)),
+    (("tumor", "site"), ("tumor_location",)), (("tumor", "position"), ("tumor_location",)),
+    (("which", "lobe"), ("tumor_location",)), (("what", "lobe"), ("tumor_location",)),
+    (("medical", "history"), ("comorbidities",)), (("past", "history"), ("comorbidities",)),
+    (("underlying", "disease"), ("comorbidities",)),
+    (("underlying", "diseases"), ("comorbidities",)),
+    (("underlying", "conditions"), ("comorbidities",)),
+    (("other", "diseases"), ("comorbidities",)), (("other", "conditions"), ("comorbidities",)),
+    (("body", "measurements"), ("height", "weight", "bmi")),
+    (("body", "size"), ("height", "weight", "bmi")),
+    (("body", "info"), ("height", "weight", "bmi")),
+    (("how", "old"), ("age", "sex")), (("how", "tall"), ("height",)),
+    (("how", "heavy"), ("weight",)), (("how", "much", "does"), ()),
+    (("date", "of", "surgery"), ("operation_date",)),
+    (("date", "of", "the", "surgery"), ("operation_date",)),
+    (("date", "of", "operation"), ("operation_date",)),
+    (("date", "of", "the", "operation"), ("operation_date",)),
+    (("male", "or", "female"), ("age", "sex")),
+]
+OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative"}
+
+# Verbs and cue words
+SHOW_VERBS = {"show", "display", "open", "see", "view", "visualize", "visualise", "present",
+              "check", "load", "activate", "enable", "launch", "reveal", "unhide", "bring",
+              "pull", "put", "give", "look", "let", "need", "want", "get", "tell", "list",
+              "read", "pop", "what", "how", "where", "which", "who", "when"}
+HIDE_VERBS = {"hide", "remove", "clear", "close", "erase", "delete", "dismiss", "disable",
+              "deactivate", "kill", "drop", "without", "exclude", "lose", "off", "away",
+              "rid", "cancel", "eliminate", "unshow", "wipe"}
+RESET_VERBS = {"reset", "initialize", "reinitialize", "restore", "restart", "refresh",
+               "default", "defaults", "initial", "original"}
+ADD_WORDS = {"add", "also", "too", "include", "additionally", "plus", "well", "addition",
+             "along", "together", "another"}
+ONLY_WORDS = {"only", "just", "alone", "solely", "exclusively"}
+ZOOM_IN_WORDS = {"enlarge", "magnify", "bigger", "larger", "big", "large", "closer",
+                 "maximize", "maximise", "expand", "fullscreen", "closeup", "focus"}
+ZOOM_OUT_WORDS = {"smaller", "shrink", "minimize", "minimise", "unzoom", "wider",
+                  "farther", "reduce", "small"}
+MOVE_VERBS = {"move", "go", "scroll", "step", "jump", "navigate", "shift", "slide", "set",
+              "put", "take", "bring", "change", "switch", "page", "flip", "advance", "head",
+              "travel", "skip", "position", "center", "centre", "increase", "decrease"}
+QUESTION_WORDS = {"what", "how", "where", "which", "who", "when", "whats", "is", "are", "does",
+                  "do", "can", "could"}
+REPEAT_WORDS = {"again", "more", "repeat", "another", "further", "same", "keep", "continue"}
+
+# Words with no meaning of their own here: never counted as left over.
+FILLER = set(_words("""
+the a an please can could would will you me i we us let lets of in on for with it its this
+that these those now just kindly want wanna like need is are be some my our your so okay ok
+then and also there here bit little slightly quickly slowly quick do does did have has get
+got give see look at to by from patient patients pt her she his he him them they current
+currently actually very really um uh er hey go want lets maybe kind sort thing things same
+one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
+hm ah oh
+toward towards over is am was were been being being should shall might must up down
+""")) - {"up", "down"}
+SEPARATORS = {",", "and", "then", "also", "afterwards", "afterward", "next", "plus"}
+SEQ_SEPARATORS = {"then", "afterwards", "afterward", "after", "next"}
+
+_NUM_RE = re.compile(r"^([+-]?)(\d+)(?:st|nd|rd|th)?$")
+_TIMES_RE = re.compile(r"^(\d+)x$|^x(\d+)$")
+
+
+# ---------------------------------------------------------------------------------------------
+# clauses
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Clause:
+    toks: list[str]
+    sep: str = ""  # the separator spoken before this clause
+    inherited: list[str] = field(default_factory=list)  # verb carried from the clause before
+    used: list[bool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.used:
+            self.used = [False] * len(self.toks)
+
+    @property
+    def words(self) -> list[str]:
+        return self.inherited + self.toks
+
+    def has(self, *words: str) -> bool:
+        s = set(self.toks) | set(self.inherited)
+        return any(w in s for w in words)
+
+    def index(self, word: str, start: int = 0) -> int:
+        try:
+            return self.toks.index(word, start)
+        except ValueError:
+            return -1
+
+    def use(self, *idx: int) -> None:
+        for i in idx:
+            if 0 <= i < len(self.used):
+                self.used[i] = True
+
+    def use_words(self, words: Iterable[str]) -> bool:
+        ws = set(words)
+        hit = False
+        for i, t in enumerate(self.toks):
+            if t in ws:
+                self.used[i] = True
+                hit = True
+        return hit
+
+    def find_phrase(self, phrase: Sequence[str]) -> int:
+        n = len(phrase)
+        for i in range(len(self.toks) - n + 1):
+            if tuple(self.toks[i:i + n]) == tuple(phrase):
+                return i
+        return -1
+
+    def use_phrase(self, phrase: Sequence[str]) -> bool:
+        i = self.find_phrase(phrase)
+        if i < 0:
+            return False
+        self.use(*range(i, i + len(phrase)))
+        return True
+
+    def leftover(self) -> list[str]:
+        return [t for t, u in zip(self.toks, self.used, strict=True)
+                if not u and t not in FILLER and t != ","]
+
+
+def _is_num(tok: str) -> bool:
+    return bool(_NUM_RE.match(tok))
+
+
+def _has_head(toks: list[str]) -> bool:
+    """Does a segment carry its own command (a verb, a move, a question)?"""
+    s = set(toks)
+    if s & (SHOW_VERBS - {"let", "need", "want", "get", "look", "give", "put", "pull"}):
+        return True
+    if s & (HIDE_VERBS - {"off", "away", "without", "rid", "well"}) or s & RESET_VERBS:
+        return True
+    if s & {"zoom", "rotate", "spin", "turn", "swing", "add", "move", "go", "scroll",
+            "take", "switch", "make", "put", "bring", "set", "increase", "decrease", "stop",
+            "enlarge", "magnify", "shrink", "look", "give", "get"}:
+        return True
+    if s & set(PLANE_WORDS) and any(_is_num(t) or t in NAMED_POS for t in toks):
+        return True
+    if s & ZOOM_IN_WORDS or s & ZOOM_OUT_WORDS:
+        return True
+    return bool(s & REPEAT_WORDS and len(toks) <= 3)
+
+
+def _only_directions(toks: list[str]) -> bool:
+    core = [t for t in toks if t not in FILLER]
+    return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
+
+
+def split_clauses(tokens: list[str]) -> list[Clause]:
+    """Split at "and/then/also/," where a new command starts; lists stay together."""
+    segs: list[tuple[str, list[str]]] = []
+    cur: list[str] = []
+    sep = ""
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        two = " ".join(tokens[i:i + 2])
+        if two in ("after that", "and then", "then also", "and also", "as well", "followed by"):
+            if two == "as well":  # "as well" means add, it does not split
+                cur.extend(["as", "well"])
+                i += 2
+                continue
+            segs.append((sep, cur))
+            cur, sep = [], ("then" if two in ("after that", "and then", "followed by") else "and")
+            if two in ("then also", "and also"):
+                cur.append("also")
+            i += 2
+            continue
+        if t in SEPARATORS and t != "plus":
+            if t == "next" and i + 1 < len(tokens) and tokens[i + 1] in ("slice", "image"):
+                cur.append(t)
+                i += 1
+                continue
+            segs.append((sep, cur))
+            cur, sep = [], t
+            if t == "also":
+                cur.append("also")
+            i += 1
+            continue
+        cur.append(t)
+        i += 1
+    segs.append((sep, cur))
+    # drop segments of fillers only ("uh, show the CT"): they carry no command
+    segs = [(s, c) for s, c in segs if c and not all(t in FILLER for t in c)]
+    clauses: list[Clause] = []
+    for sep, seg in segs:
+        if not clauses:
+            clauses.append(Clause(list(seg), sep))
+            continue
+        prev = clauses[-1]
+        head = _has_head(seg)
+        prev_agent = _dominant_agent(prev.words)
+        seg_agent = _dominant_agent(seg)
+        bare_nums = all(_is_num(t) or t in FILLER for t in seg)
+        if bare_nums or (_only_directions(seg) and _only_directions(prev.toks)):
+            prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
+            continue
+        if not head:
+            if sep in SEQ_SEPARATORS:
+                clauses.append(Clause(list(seg), sep, _verb_of(prev)))
+            elif seg_agent is None or prev_agent is None or seg_agent == prev_agent:
+                prev.toks.extend(["and", *seg])
+            else:
+                clauses.append(Clause(list(seg), sep, _verb_of(prev, generic_only=True)))
+            continue
+        clauses.append(Clause(list(seg), sep))
+    for c in clauses:
+        c.used = [False] * len(c.toks)
+    return clauses
+
+
+_GENERIC_VERBS = SHOW_VERBS | HIDE_VERBS | RESET_VERBS | {"add"}
+
+
+def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
+    words = c.words
+    for i, t in enumerate(words):
+        if t == "zoom" and not generic_only:
+            return words[i:i + 2] if i + 1 < len(words) and words[i + 1] in ("in", "out") \
+                else ["zoom", "in"]
+        if t in ("rotate", "turn", "spin") and not generic_only:
+            return [t]
+        if t in _GENERIC_VERBS and t not in ("what", "how", "where", "which", "who", "when"):
+            return [t]
+        if t in ("what", "how", "where", "which") and not generic_only:
+            return [t]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# routing
+# ---------------------------------------------------------------------------------------------
+
+IR_STRONG = set(FIELD_WORDS) | {"info", "information", "fields", "field", "details",
+                                 "demographics", "location", "box", "sheet", "clinical",
+                                 "chart", "operation", "surgery", "procedure", "date",
+                                 "values", "textbox", "data", "record"}
+IV_STRONG = set(PLANE_WORDS) | {"ct", "scan", "scans", "slice", "slices", "plane", "planes",
+                                "window", "mediastinum", "mediastinal", "mpr", "dicom",
+                                "radiology", "cts", "level", "windowing"}
+AR_STRONG = set(STRUCT_WORDS) | {"3d", "model", "anatomy", "reconstruction", "rendering",
+                                 "hologram", "lobe", "lobes", "lung", "lungs", "structures",
+                                 "structure", "rotate", "rotation", "spin", "swing",
+                                 "vertically", "horizontally", "lobar", "segmentation"}
+
+
+def agent_scores(words: Sequence[str]) -> dict[str, float]:
+    """How strongly the words name each agent (routing cues, not yet a decision)."""
+    s = {"IR": 0.0, "IV": 0.0, "AR": 0.0}
+    ws = list(words)
+    text = " ".join(ws)
+    for w in ws:
+        if w in IR_STRONG:
+            s["IR"] += 2 if w in ("info", "information", "data", "values", "details", "date",
+                                  "record") else 3
+        if w in IV_STRONG:
+            s["IV"] += 2 if w in ("level",) else 3
+        if w in AR_STRONG:
+            s["AR"] += 3
+    if re.search(r"\b(lung|pulmonary|respiratory) (function|capacity)", text):
+        s["AR"] -= 3
+        s["IR"] += 1
+    if re.search(r"\b(lung|bone|soft|mediastin\w*|pulmonary) (window|tissue|preset|setting)",
+                 text):
+        s["AR"] = max(0.0, s["AR"] - 3)
+        s["IR"] = max(0.0, s["IR"] - 3)
+    if re.search(r"\btumor (location|site|position)|\b(location|site) of( the)? tumor"
+                 r"|\bwhich lobe|\bwhat lobe", text):
+        s["AR"] = max(0.0, s["AR"] - 3)
+        s["IR"] += 2
+    if re.search(r"\b(small|three|3|smaller|all|multiple|multi) (views?|panels?|windows?)", text):
+        s["IV"] += 3
+    if re.search(r"\b(view|views|perspective|angle)\b", text) and any(
+            w in AR_VIEW_WORDS for w in ws if w not in PLANE_WORDS):
+        s["AR"] += 2
+    if re.search(r"\b(from|look at it from)( the)? (front|behind|back|above|below|top|bottom|"
+                 r"left|right|side|underneath|anterior|posterior|superior|inferior|rear)", text):
+        s["AR"] += 2
+    if "patient" in ws or "pt" in ws or {"her", "she", "his", "he"} & set(ws):
+        s["IR"] += 1
+    if re.search(r"\b(of|on|in) the (scan|ct)\b", text):
+        s["IV"] += 1
+    return s
+
+
+def _dominant_agent(words: Sequence[str]) -> str | None:
+    s = agent_scores(words)
+    best = max(s, key=s.__getitem__)
+    if s[best] <= 0:
+        return None
+    tied = [a for a, v in s.items() if v == s[best]]
+    return best if len(tied) == 1 else None
+
+
+# What each agent can do: a clause whose intent an agent cannot serve is not routed there.
+CAPABLE = {
+    "IR": {"show", "hide", "reset", "add", "question"},
+    "IV": {"show", "hide", "reset", "zoom_in", "zoom_out", "move", "question", "repeat"},
+    "AR": {"show", "hide", "reset", "zoom_in", "zoom_out", "rotate", "view", "add",
+           "question", "repeat", "move"},
+}
+
+
+def clause_intent(c: Clause) -> str:
+    w = c.words
+    s = set(w)
+    text = " ".join(w)
+    if re.search(r"\bzoom( it| the \w+)? (out|back|away)\b|\bzoom out\b", text) or \
+            s & ZOOM_OUT_WORDS:
+        return "zoom_out"
+    if "zoom" in s or s & ZOOM_IN_WORDS:
+        return "zoom_in"
+    if s & RESET_VERBS:
+        return "reset"
+    if s & (ROTATE_VERBS - {"turn"}) or re.search(r"\bturn (it|the model|\w+ )?(left|right|"
+                                                   r"up|down|around|horizontal|vertical)", text):
+        return "rotate"
+    if s & {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
+            "without", "exclude", "deactivate", "wipe", "eliminate"} or \
+            re.search(r"\b(turn|switch|take) (it |them |\w+ )?off\b|\bget rid\b", text):
+        return "hide"
+    if "add" in s:
+        return "add"
+    if any(t in DIRECTIONS or t in PLANE_WORDS or t in NAMED_POS or _is_num(t) for t in w):
+        return "move"
+    if s & {"what", "how", "where", "which", "who", "when", "whats"}:
+        return "question"
+    return "show"
+
+
+# ---------------------------------------------------------------------------------------------
+# the per-command context
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Ctx:
+    """What earlier clauses of the same command did (later clauses read it)."""
+
+    state: ConsoleState
+    memory: Memory
+    iv_plane: str | None = None  # plane moved or enlarged by an earlier clause
+    iv_mode: str | None = None
+    ar_target: str | None = None
+    ar_target_set: bool = False
+    agent: str | None = None  # agent of the clause before
+    notes: list[str] = field(default_factory=list)
+
+    def zoom_plane(self) -> str:
+        iv = self.state.iv
+        return self.iv_plane or iv.main or iv.last_main or iv.last_moved or "axial"
+
+    def context_plane(self) -> str:
+        """Plane for a slice named without a plane ("go to slice 40", "the middle slice")."""
+        iv = self.state.iv
+        if self.iv_plane:
+            return self.iv_plane
+        if iv.mode == "zoom_view" and iv.main:
+            return iv.main
+        return iv.last_moved or iv.main or "axial"
+
+    def current_ar_target(self) -> str | None:
+        return self.ar_target if self.ar_target_set else self.state.ar.zoom_target
+
+
+# ---------------------------------------------------------------------------------------------
+# IV
+# ---------------------------------------------------------------------------------------------
+
+def _num_value(tok: str) -> tuple[int, str]:
+    m = _NUM_RE.match(tok)
+    assert m
+    return int(m.group(2)), m.group(1)
+
+
+def _rel(v: int) -> str:
+    return f"+{v}" if v >= 0 else str(v)
+
+
+def _repeat_count(c: Clause) -> int:
+    """'twice', 'three times', '3x' anywhere in the clause (consumed)."""
+    toks = c.toks
+    for i, t in enumerate(toks):
+        if t in REPEAT_COUNTS:
+            c.use(i)
+            return REPEAT_COUNTS[t]
+        m = _TIMES_RE.match(t)
+        if m:
+            c.use(i)
+            return int(m.group(1) or m.group(2))
+        if t in ("times", "time") and i > 0 and _is_num(toks[i - 1]):
+            c.use(i - 1, i)
+            return max(1, _num_value(toks[i - 1])[0])
+    return 1
+
+
+def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
+    """Slice moves named in a clause: {plane: int | "+N" | "-N" | "middle"/"max"/"min"}."""
+    toks = c.toks
+    n = len(toks)
+    count = _repeat_count(c)
+    moves: dict[str, Any] = {}
+    rel: dict[str, int] = {}
+    pending: list[str] = []  # planes named, waiting for a value
+    pending_filled = False
+    sign: int | None = None
+    absolute_hint = False  # "to", "at", "slice": the next number is a slice index
+    orphans: list[tuple[int, Any]] = []  # (token index, value) with no plane
+    dir_events: list[list[Any]] = []  # [plane, sign, count, step or None, token index]
+    all_planes = bool(c.has("all", "every", "planes", "everything")) and not any(
+        t in PLANE_WORDS for t in toks)
+    i = 0
+    while i < n:
+        t = toks[i]
+        prev = toks[i - 1] if i else ""
+        nxt = toks[i + 1] if i + 1 < n else ""
+        if t in PLANE_WORDS and not (t == "frontal" and nxt == "view" and not any(
+                _is_num(x) for x in toks)):
+            if pending_filled:
+                pending, pending_filled = [], False
+            pending.append(PLANE_WORDS[t])
+            c.use(i)
+            sign, absolute_hint = None, False
+        elif t == "back" and nxt in ("to", "at"):
+            c.use(i)  # "back to the middle": a return, not the direction "back"
+        elif t in DIRECTIONS and not (t == "lower" and nxt in ("lobe", "lobes")) and not (
+                t in ("right", "left") and nxt in ("lung", "lobe", "lobes", "upper", "lower",
+                                                    "middle", "side")):
+            dplane, dsign = DIRECTIONS[t]
+            c.use(i)
+            if pending and not pending_filled:
+                sign = dsign  # "move axial up 20": the plane is named, the word gives the sign
+            elif (orphans and orphans[-1][0] == i - 1 - (prev in ("slices", "slice", "steps"))
+                  and isinstance(orphans[-1][1], int)):
+                _, v = orphans.pop()  # "20 slices up"
+                dir_events.append([dplane, dsign, 1, v, i])
+            elif dir_events and dir_events[-1][0] == dplane and dir_events[-1][1] == dsign \
+                    and dir_events[-1][3] is None and dir_events[-1][4] == i - 1:
+                dir_events[-1][2] += 1  # "left left left"
+                dir_events[-1][4] = i
+            else:
+                dir_events.append([dplane, dsign, 1, None, i])
+        elif t in SIGN_WORDS and not (t in ("next", "previous") and nxt in ("slice", "image")):
+            sign = SIGN_WORDS[t]
+            c.use(i)
+        elif t in ("next", "previous", "prior") and nxt in ("slice", "image"):
+            plane = pending[-1] if pending else ctx.context_plane()
+            rel[plane] = rel.get(plane, 0) + SIGN_WORDS[t]
+            c.use(i, i + 1)
+            pending_filled = True
+            i += 2
+            continue
+        elif t in ("to", "at", "slice", "slices", "number", "position", "index", "level",
+                   "image") and t != "slices":
+            absolute_hint = t in ("to", "at", "slice", "number", "position", "index")
+            if t in ("slice", "number", "position", "index", "image"):
+                c.use(i)
+        elif t == "by":
+            c.use(i)
+            if sign is None:
+                sign = 1
+        elif _is_num(t) and nxt not in ("times", "time"):
+            v, s = _num_value(t)
+            c.use(i)
+            if nxt in ("slices", "slice", "steps", "step"):
+                c.use(i + 1)
+            if s:
+                value: Any = _rel(v if s == "+" else -v)
+            elif sign is not None:
+                value = _rel(sign * v)
+            else:
+                value = v
+            if pending and not pending_filled:
+                for p in pending:
+                    if isinstance(value, str):
+                        rel[p] = rel.get(p, 0) + int(value)
+                        moves.pop(p, None)
+                    else:
+                        moves[p] = value
+                        rel.pop(p, None)
+                pending_filled = True
+            elif dir_events and dir_events[-1][3] is None and dir_events[-1][4] >= i - 2:
+                dir_events[-1][3] = v  # "left 20", "up by 15"
+            else:
+                if isinstance(value, int) and not absolute_hint and sign is None and \
+                        nxt in ("slices", "steps"):
+                    orphans.append((i, v))
+                else:
+                    orphans.append((i, value))
+            sign, absolute_hint = None, False
+        elif t in NAMED_POS and not (t in ("top", "bottom") and nxt in ("view",)) and not (
+                t in ("middle", "mid", "lower", "upper") and nxt in ("lobe", "lobes")) and not (
+                t in ("first", "last") and nxt in ("command", "one", "time")):
+            c.use(i)
+            if nxt in ("slice", "slices", "image", "plane", "position", "level", "point"):
+                c.use(i + 1)
+            named = NAMED_POS[t]
+            if pending and not pending_filled:
+                for p in pending:
+                    moves[p] = named
+                    rel.pop(p, None)
+                pending_filled = True
+            else:
+                orphans.append((i, named))
+            sign = None
+        i += 1
+    # planes named with a sign but no number: one default step ("move axial up")
+    if pending and not pending_filled and sign is not None:
+        for p in pending:
+            rel[p] = rel.get(p, 0) + sign * 10 * count
+        pending_filled = True
+    for dplane, dsign, k, step, _ in dir_events:
+        amount = step if step is not None else 10 * k * count
+        rel[dplane] = rel.get(dplane, 0) + dsign * amount
+    if orphans:
+        vals = [v for _, v in orphans]
+        if len(vals) == 3 and not pending:
+            for p, v in zip(("axial", "coronal", "sagittal"), vals, strict=True):
+                moves[p] = v  # "move to 10, 20, 50": axial, coronal, sagittal
+        elif all_planes and len(vals) == 1:
+            for p in ("axial", "coronal", "sagittal"):
+                moves[p] = vals[0]
+        else:
+            plane = pending[-1] if pending else ctx.context_plane()
+            v = vals[-1]
+            if isinstance(v, str) and v[:1] in "+-":
+                rel[plane] = rel.get(plane, 0) + int(v)
+            else:
+                moves[plane] = v
+    out: dict[str, Any] = {}
+    for p, v in moves.items():
+        out[p] = v
+    for p, v in rel.items():
+        out[p] = _rel(v)
+    # keep the spoken order of planes (the last moved plane becomes the main view)
+    order = [PLANE_WORDS[t] for t in toks if t in PLANE_WORDS]
+    order += [e[0] for e in dir_events]
+    ordered = {p: out[p] for p in dict.fromkeys(order) if p in out}
+    ordered.update({p: v for p, v in out.items() if p not in ordered})
+    c._pending_planes = [p for p in pending if p not in ordered] if not pending_filled \
+        else []  # type: ignore[attr-defined]
+    c._named_planes = list(dict.fromkeys(PLANE_WORDS[t] for t in toks
+                                          if t in PLANE_WORDS))  # type: ignore[attr-defined]
+    return ordered
+
+
+def _window(c: Clause) -> str | None:
+    for i, t in enumerate(c.toks):
+        if t in ("window", "windowing", "preset", "setting", "settings", "kernel") and i > 0:
+            j = i - 1
+            if c.toks[j] in WINDOWS:
+                c.use(i, j)
+                if c.toks[j] == "tissue" and j > 0 and c.toks[j - 1] == "soft":
+                    c.use(j - 1)
+                return WINDOWS[c.toks[j]]
+    return None
+
+
+def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
+    c.use_words({"ct", "scan", "scans", "cts", "views", "view", "image", "images", "mpr",
+                 "dicom", "plane", "planes", "slice", "slices", "radiology", "screen"})
+    text = " ".join(c.words)
+    if intent == "hide":
+        c.use_words(HIDE_VERBS | {"all", "everything", "turn", "switch", "take", "get"})
+        ctx.iv_mode = "none"
+        return [Step("IV.REMOVE", {})]
+    if intent == "reset":
+        c.use_words(RESET_VERBS | {"all", "everything", "back", "views"})
+        ctx.iv_plane, ctx.iv_mode = None, "small_views"
+        return [Step("IV.RESET", {})]
+    if intent == "zoom_out":
+        c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away", "three", "3", "all",
+                                      "multiple", "views", "panels", "go", "return", "normal",
+                                      "size", "make", "them"})
+        ctx.iv_mode = "small_views"
+        steps = [Step("IV.ZOOM_OUT", {})]
+        rest = iv_moves(c, ctx)
+        if rest:
+            steps.append(Step("IV.SHOW_MOVE", rest))
+            ctx.iv_plane = list(rest)[-1]
+        return steps
+    window = _window(c)
+    moves = iv_moves(c, ctx)
+    named = getattr(c, "_named_planes", [])
+    if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
+                               and window is None and c.has("view", "image", "only", "just")
+                               and not c.has("move", "go")):
+        c.use_words(ZOOM_IN_WORDS | {"zoom", "in", "into", "on", "onto", "make", "it",
+                                     "main", "full", "screen", "up", "blow"})
+        if "zoom" in c.words or c.has(*ZOOM_IN_WORDS):
+            pass
+        if len(named) >= 1 and not moves:
+            plane = named[-1]
+        elif moves:
+            plane = list(moves)[-1]
+            if named and named[-1] not in moves:
+                plane = named[-1]
+        elif c.has("it", "that", "this") and ctx.iv_plane:
+            plane = ctx.iv_plane
+        else:
+            plane = ctx.zoom_plane()
+        params: dict[str, Any] = {"plane": plane, **moves}
+        if window:
+            params["window"] = window
+        ctx.iv_plane, ctx.iv_mode = plane, "zoom_view"
+        count = 1
+        return [Step("IV.ZOOM_IN_MOVE", params)] * count
+    c.use_words(SHOW_VERBS | MOVE_VERBS | {"it", "them", "all", "planes", "everything", "on",
+                                            "up", "very", "back", "slices", "steps"}
+                - {"what", "where"})
+    if c.has("what", "where", "how") and (moves or c.has("ct", "scan")):
+        c.use_words({"what", "where", "how", "whats"})
+    params = dict(moves)
+    if window:
+        params["window"] = window
+    if moves:
+        ctx.iv_plane = list(moves)[-1]
+    if ctx.iv_mode is None:
+        ctx.iv_mode = "small_views" if ctx.state.iv.mode == "none" else ctx.state.iv.mode
+    del text
+    return [Step("IV.SHOW_MOVE", params)]
+
+
+# ---------------------------------------------------------------------------------------------
+# AR
+# ---------------------------------------------------------------------------------------------
+
+def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
+    """Structure keys named in a clause, groups as their group key (e.g. "left_lung")."""
+    toks = c.toks
+    out: list[str] = []
+    n = len(toks)
+    i = 0
+    while i < n:
+        t = toks[i]
+        if t in STRUCT_WORDS:
+            if t in ("tumor", "tumors") and i + 1 < n and toks[i + 1] in ("location", "site"):
+                i += 1
+                continue
+            out.append(STRUCT_WORDS[t])
+            c.use(i)
+            if t in ("bronchi", "bronchus", "trachea") and i + 2 < n and toks[i + 1] == "and" \
+                    and toks[i + 2] in ("bronchi", "bronchus", "trachea"):
+                c.use(i + 1, i + 2)
+                i += 3
+                continue
+            i += 1
+            continue
+        if t == "bronchial" and i + 1 < n and toks[i + 1] == "tree":
+            out.append("trachea_bronchia")
+            c.use(i, i + 1)
+            i += 2
+            continue
+        # side / position / lobe phrases: "right upper and lower lobes", "upper right lobe"
+        j = i
+        side: str | None = None
+        positions: list[str] = []
+        took: list[int] = []
+        while j < n:
+            w = toks[j]
+            if w in SIDES and side is None:
+                side = SIDES[w]
+                took.append(j)
+            elif w in LOBE_POS and (j + 1 < n and (toks[j + 1] in LOBE_POS or toks[j + 1] in (
+                    "lobe", "lobes", "and", ",", "or") or toks[j + 1] in SIDES)
+                    or side is not None or (j + 1 == n and side is not None)):
+                positions.append(LOBE_POS[w])
+                took.append(j)
+            elif w in ("and", "or") and (positions or side) and j + 1 < n and (
+                    toks[j + 1] in LOBE_POS):
+                took.append(j)
+            elif w in ("lobe", "lobes", "lung", "lungs", "side", "lobar"):
+                took.append(j)
+                j += 1
+                break
+            else:
+                break
+            j += 1
+        kind = toks[took[-1]] if took else ""
+        if took and (positions or kind in ("lung", "lungs", "lobe", "lobes")) and not (
+                kind == "side" and not positions):
+            c.use(*took)
+            sides = ["left", "right"] if side in (None, "both") else [side]
+            if positions:
+                for pos in positions:
+                    keys = [f"{sd}_{pos}_lobe" for sd in sides if f"{sd}_{pos}_lobe" in LOBES]
+                    if side is None and len(keys) > 1 and kind != "lobes":
+                        # "the upper lobe" with no side: the tumour's, if it is one of them
+                        keys = [k for k in keys if k in tumor_lobes] or keys
+                    out.extend(keys)
+            elif side in ("left", "right"):
+                out.append(f"{side}_lung")
+            else:
+                out.append("lungs")
+            i = max(j, i + 1)
+            continue
+        if t in ("everything", "all") and i + 1 < n and toks[i + 1] in (
+                "structures", "lobes", "parts", "of"):
+            out.extend(AR_STRUCTURES)
+            c.use(i, i + 1)
+            i += 2
+            continue
+        i += 1
+    return list(dict.fromkeys(out))
+
+
+def _expand(keys: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for k in keys:
+        out.extend(AR_GROUPS.get(k, (k,)))
+    return sorted(dict.fromkeys(out))
+
+
+def _ar_view(c: Clause) -> str | None:
+    toks = c.toks
+    text = " ".join(toks)
+    m = re.search(r"\b(?:from|look at it from|seen from|viewed from)( the)? (\w+)", text)
+    if m and m.group(2) in AR_VIEW_WORDS:
+        word = m.group(2)
+        idx = toks.index(word)
+        c.use(idx)
+        c.use_words({"from", "look", "seen", "viewed", "side", "view", "perspective", "angle",
+                     "lateral"})
+        return AR_VIEW_WORDS[word]
+    for i, t in enumerate(toks):
+        if t in ("view", "views", "perspective", "angle", "projection", "orientation",
+                 "side", "aspect", "approach", "position"):
+            # the view word is before "view" ("anterior view", "right lat view")
+            for j in range(i - 1, max(-1, i - 4), -1):
+                w = toks[j]
+                if w in AR_VIEW_WORDS:
+                    c.use(i, j, *[k for k in range(j + 1, i) if toks[k] in (
+                        "lat", "lateral", "side", "on", "sided")])
+                    return AR_VIEW_WORDS[w]
+            if i + 1 < len(toks) and toks[i + 1] in AR_VIEW_WORDS and t != "side":
+                c.use(i, i + 1)
+                return AR_VIEW_WORDS[toks[i + 1]]
+    for i, t in enumerate(toks):
+        if t in ("behind", "above", "below", "underneath", "beneath"):
+            c.use(i)
+            c.use_words({"look", "it", "how", "does", "from", "seen", "view"})
+            return AR_VIEW_WORDS[t]
+    return None
+
+
+def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
+    state = ctx.state
+    c.use_words({"3d", "model", "anatomy", "reconstruction", "rendering", "hologram",
+                 "segmentation", "structures", "structure", "it", "them", "lungs"} if not
+                c.has("lung", "lobe", "lobes") else {"3d", "model", "anatomy", "reconstruction",
+                                                     "rendering", "hologram", "segmentation",
+                                                     "it", "them"})
+    tumor_lobes = state.case.tumor_lobes
+    if intent == "reset":
+        c.use_words(RESET_VERBS | {"all", "everything", "view", "back"})
+        ctx.ar_target, ctx.ar_target_set = None, True
+        return [Step("AR.RESET", {})]
+    if intent == "zoom_out":
+        c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away"})
+        count = _repeat_count(c)
+        return [Step("AR.ZOOM_OUT", {}) for _ in range(count)]
+    if intent == "zoom_in":
+        c.use_words(ZOOM_IN_WORDS | {"zoom", "in", "into", "on", "onto", "toward", "towards",
+                                     "get", "go", "move", "come", "up", "the"})
+        count = _repeat_count(c)
+        keys = ar_structures(c, tumor_lobes)
+        target = keys[0] if keys else None
+        if keys and len(keys) > 1:
+            ctx.notes.append("several structures named; zooming toward the first")
+        if target is None:
+            target = ctx.current_ar_target()
+        params = {"target": target} if target else {}
+        ctx.ar_target, ctx.ar_target_set = target, True
+        steps = [Step("AR.ZOOM_IN", params) for _ in range(count)]
+        view = _ar_view(c)
+        if view:
+            steps.append(Step("AR.SHOW", {"view": view}))
+        return steps
+    if intent == "rotate" or (c.has(*STOP_WORDS_ROT) and c.has(
+            "rotation", "rotating", "spinning", "rotate", "spin", "turning", "moving",
+            "motion", "animation")):
+        if c.has(*STOP_WORDS_ROT) or c.has("no"):
+            c.use_words(STOP_WORDS_ROT | ROTATE_VERBS | {"no", "the", "it", "moving", "motion",
+                                                         "animation", "model"})
+            return [Step("AR.ROTATE", {"direction": "static"})]
+        c.use_words(ROTATE_VERBS | {"to", "the", "it", "model", "direction", "side", "degrees",
+                                    "full", "circle", "all", "way", "axis", "around"})
+        text = " ".join(c.toks)
+        direction = None
+        if re.search(r"\bvertical axis\b", text):
+            direction = "horizontal"
+        elif re.search(r"\bhorizontal axis\b", text):
+            direction = "vertical"
+        else:
+            for i, t in enumerate(c.toks):
+                if t in ROTATE_DIRS:
+                    direction = ROTATE_DIRS[t]
+                    c.use(i)
+                    break
+        if direction is None:
+            if c.has("360", "full", "circle", "around"):
+                direction = "horizontal"
+            elif c.has("flip", "tumble", "somersault"):
+                direction = "vertical"
+            else:
+                direction = "horizontal"
+                ctx.notes.append("rotation without a direction: turning horizontally")
+                c._guess = True  # type: ignore[attr-defined]
+        _repeat_count(c)
+        return [Step("AR.ROTATE", {"direction": direction})]
+    if intent == "hide":
+        c.use_words(HIDE_VERBS | {"turn", "switch", "take", "get", "the"})
+        keys = ar_structures(c, tumor_lobes)
+        if keys and not c.has("everything"):
+            return [Step("AR.SHOW", {"structures": _expand(keys), "op": "remove"})]
+        c.use_words({"all", "everything"})
+        ctx.ar_target, ctx.ar_target_set = None, True
+        return [Step("AR.REMOVE", {})]
+    # show / add / view / question / move (bare directions after the model was used)
+    keys = ar_structures(c, tumor_lobes)
+    view = _ar_view(c)
+    params: dict[str, Any] = {}
+    if keys:
+        params["structures"] = _expand(keys)
+        only = c.use_words(ONLY_WORDS)
+        add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "another"}) \
+            or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
+            or c.use_phrase(("along", "with"))
+        question = c.has("where", "which") and not c.has("show", "display")
+        if (add or question) and not only:
+            params["op"] = "add"
+        if question:
+            c.use_words({"where", "which", "is", "are", "located", "find", "on",
+                         "in"})
+    if view is None and not keys:
+        # bare view/direction words in an AR clause: "anterior", "from the top"
+        for i, t in enumerate(c.toks):
+            if t in ("anterior", "posterior", "superior", "inferior", "surgical", "front",
+                     "behind", "top", "bottom"):
+                view = AR_VIEW_WORDS[t]
+                c.use(i)
+                break
+        else:
+            for i, t in enumerate(c.toks):
+                if t in ("left", "right", "up", "down"):
+                    c.use(i)
+                    c.use_words({"to", "the", "move", "go", "turn"})
+                    return [Step("AR.ROTATE", {"direction": ROTATE_DIRS[t]})]
+    if view:
+        params["view"] = view
+    c.use_words(SHOW_VERBS | {"all", "everything", "go", "switch", "change", "to", "up", "on",
+                              "bring", "back", "me", "with", "and", "can", "we", "look",
+                              "does", "how", "it", "like", "seen"})
+    if c.has("everything", "all") and not keys and not c.has("view"):
+        params["structures"] = list(AR_STRUCTURES)
+    return [Step("AR.SHOW", params)]
+
+
+# ---------------------------------------------------------------------------------------------
+# IR
+# ---------------------------------------------------------------------------------------------
+
+def ir_fields(c: Clause) -> list[str] | None:
+    """Fields named in a clause (None: none named; IR_ALL_FIELDS for "all")."""
+    out: list[str] = []
+    for phrase, fields in FIELD_PHRASES:
+        if c.find_phrase(phrase) >= 0:
+            c.use_phrase(phrase)
+            out.extend(fields)
+    toks = c.toks
+    for i, t in enumerate(toks):
+        if c.used[i] and t not in ("how",):
+            continue
+        if t in FIELD_WORDS:
+            if t == "old" and not c.has("how", "years", "age", "patient", "she", "he", "her",
+                                         "his"):
+                continue
+            if t == "years" and not c.has("old", "age"):
+                continue
+            out.extend(FIELD_WORDS[t])
+            c.use(i)
+        elif t in OP_WORDS:
+            nxt = toks[i + 1] if i + 1 < len(toks) else ""
+            c.use(i)
+            if nxt in ("date", "day", "time", "scheduled") or c.has("when", "date", "day"):
+                out.append("operation_date")
+                c.use_words({"date", "day", "when", "scheduled", "time"})
+                if c.has("name", "type", "planned", "kind", "what") and not c.has("when"):
+                    out.append("operation_name")
+                    c.use_words({"name", "type", "planned", "kind"})
+            else:
+                out.append("operation_name")
+                c.use_words({"name", "type", "planned", "kind", "called", "performed"})
+        elif t == "date":
+            out.append("operation_date")
+            c.use(i)
+        elif t in ("tumor", "tumors", "location", "site", "located") and (
+                c.has("location", "where", "site", "located", "lobe", "info", "information",
+                      "position")):
+            out.append("tumor_location")
+            c.use_words({"tumor", "tumors", "location", "where", "site", "located", "lobe",
+                         "position", "nodule"})
+        elif t == "where" and c.has("tumor", "nodule", "lesion", "cancer", "mass"):
+            out.append("tumor_location")
+            c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
+    if c.has("all", "everything", "every", "full", "complete", "whole", "entire") and \
+            not out:
+        c.use_words({"all", "everything", "every", "full", "complete", "whole", "entire",
+                     "fields", "field", "info", "information", "data", "details"})
+        return list(IR_ALL_FIELDS)
+    if not out:
+        return None
+    # age and sex are one display item (DESIGN §4)
+    return sorted(dict.fromkeys(out))
+
+
+def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
+    c.use_words({"info", "information", "fields", "field", "details", "data", "box",
+                 "textbox", "sheet", "clinical", "chart", "values", "value", "record", "patient",
+                 "pt", "her", "she", "his", "he", "text", "panel", "overlay", "result",
+                 "results", "test", "tests", "numbers", "stats", "characteristics"})
+    if intent == "reset":
+        c.use_words(RESET_VERBS | {"all", "everything"})
+        return [Step("IR.RESET", {})]
+    fields = ir_fields(c)
+    if intent == "hide":
+        c.use_words(HIDE_VERBS | {"turn", "switch", "take", "get", "all", "everything"})
+        if fields and set(fields) != set(IR_ALL_FIELDS):
+            return [Step("IR.SHOW", {"fields": fields, "op": "remove"})]
+        return [Step("IR.HIDE", {})]
+    c.use_words(SHOW_VERBS | {"is", "are", "does", "have", "has", "much", "about", "any",
+                              "up", "on", "bring", "tell", "me", "know", "the", "whats",
+                              "s", "many"})
+    params: dict[str, Any] = {}
+    if fields is not None and set(fields) != set(IR_ALL_FIELDS):
+        params["fields"] = fields
+        only = c.use_words(ONLY_WORDS)
+        add = c.use_words({"add", "also", "too", "include", "additionally", "plus"}) \
+            or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition"))
+        if add and not only:
+            params["op"] = "add"
+    return [Step("IR.SHOW", params)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the tier
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class RoutedClause:
+    clause: Clause
+    agent: str | None
+    intent: str
+    source: str  # "words" | "carried" | "memory" | "state" | "lookahead" | "guess"
+
+
+@dataclass
+class Analysis:
+    """The route stage's output: clauses with agents (the decide stage turns them into steps)."""
+
+    text: str
+    clauses: list[RoutedClause]
+    repeat_of: str | None = None  # a repeat ("again") resolved to this earlier command
+
+    @property
+    def agent(self) -> str | None:
+        return self.clauses[0].agent if self.clauses else None
+
+
+def _state_agent(state: ConsoleState, intent: str) -> str | None:
+    """An agent that is on screen and can serve the intent (last resort)."""
+    cands = []
+    if state.ar.visible:
+        cands.append("AR")
+    if state.iv.mode != "none":
+        cands.append("IV")
+    if state.ir.visible:
+        cands.append("IR")
+    for a in cands:
+        if intent in CAPABLE[a]:
+            return a
+    return None
+
+
+def _is_repeat(tokens: list[str]) -> bool:
+    core = [t for t in tokens if t not in FILLER and t != ","]
+    if not core:
+        return bool({"again", "same"} & set(tokens))
+    return all(t in REPEAT_WORDS | {"once", "time", "1", "bit", "little", "lot", "much",
+                                    "please", "one", "do", "it", "that", "going", "even",
+                                    "slightly", "a"} for t in core)
+
+
+_PARTICLE_VERBS = {"bring", "pull", "put", "open", "show", "call", "pop", "load", "fire",
+                   "light", "set", "give", "hand", "turn", "switch"}
+
+
+def _drop_particles(tokens: list[str]) -> list[str]:
+    """"bring up the model", "pull up the CT": the particle is not a direction."""
+    out: list[str] = []
+    for i, t in enumerate(tokens):
+        prev = tokens[i - 1] if i else ""
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if t == "up" and prev in _PARTICLE_VERBS - {"turn", "switch"}:
+            continue
+        if t == "back" and prev in ("bring", "put", "show", "give") and nxt not in ("to",):
+            continue
+        out.append(t)
+    return out
+
+
+_BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
+                   "inferior", "front", "back", "top", "bottom"}
+
+
+class LexiconTier:
+    """The deterministic grammar tier (implements ``app.agents.decision.Tier``)."""
+
+    name = "lexicon"
+
+    def __init__(self, accept: float = ACCEPT, extra_fields: Iterable[str] = ()) -> None:
+        self.accept = accept
+        self.extra_fields = tuple(e.lower() for e in extra_fields)
+
+    # -- route -----------------------------------------------------------------------------
+    def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
+        tokens = _drop_particles(tokens_of(corrected))
+        repeat_of = None
+        if tokens and _is_repeat(tokens):
+            prev = self._last_real(memory)
+            if prev is not None:
+                repeat_of = prev
+                tokens = tokens_of(prev)
+        clauses = split_clauses(tokens)
+        routed: list[RoutedClause] = []
+        for c in clauses:
+            intent = clause_intent(c)
+            agent, source = self._route(c, intent, routed, state, memory)
+            routed.append(RoutedClause(c, agent, intent, source))
+        # a clause with no cue and nothing before it may take the agent of the clause after it
+        for i, rc in enumerate(routed):
+            if rc.source in ("guess",) and i + 1 < len(routed) and routed[i + 1].agent and \
+                    rc.intent in CAPABLE[routed[i + 1].agent]:
+                rc.agent, rc.source = routed[i + 1].agent, "lookahead"
+        return Analysis(corrected, routed, repeat_of)
+
+    @staticmethod
+    def _last_real(memory: Memory) -> str | None:
+        for text in reversed(memory.recent):
+            if not _is_repeat(tokens_of(text)):
+                return text
+        return None
+
+    def _route(self, c: Clause, intent: str, before: list[RoutedClause], state: ConsoleState,
+               memory: Memory) -> tuple[str | None, str]:
+        scores = agent_scores(c.words)
+        # plain directions and numbers hint at the CT
+        weak_iv = sum(1 for t in c.words if t in DIRECTIONS or _is_num(t) or t in NAMED_POS)
+        best = max(scores, key=scores.__getitem__)
+        if scores[best] > 0:
+            ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+            for a in ranked:
+                if scores[a] > 0 and intent in CAPABLE[a]:
+                    if scores[a] == scores[ranked[0]] or a == ranked[0]:
+                        # ties: prefer memory, then the clause before
+                        tied = [x for x in ranked if scores[x] == scores[a]
+                                and intent in CAPABLE[x]]
+                        if len(tied) > 1:
+                            for pref in (before[-1].agent if before else None,
+                                         memory.last_agent):
+                                if pref in tied:
+                                    return pref, "words"
+                        return a, "words"
+                    return a, "words"
+        last = memory.last_agent or state.agent
+        if weak_iv:
+            bare = {t for t in c.toks if t not in FILLER}
+            if last == "AR" and bare and bare <= _BARE_DIRECTION | {"view", "side", "more"} \
+                    and not before:
+                return "AR", "memory"
+            if before and before[-1].agent == "AR" and bare <= _BARE_DIRECTION | {
+                    "view", "side"}:
+                return "AR", "carried"
+            if before and before[-1].agent in ("IV",):
+                return "IV", "carried"
+            return "IV", "words"
+        if before and before[-1].agent and intent in CAPABLE[before[-1].agent]:
+            return before[-1].agent, "carried"
+        if last and intent in CAPABLE[last]:
+            return last, "memory"
+        other = _state_agent(state, intent)
+        if other:
+            return other, "state"
+        for a in ("AR", "IV", "IR"):
+            if intent in CAPABLE[a]:
+                return a, "guess"
+        return None, "guess"
+
+    # -- decide ----------------------------------------------------------------------------
+    def decide(self, corrected: str, state: ConsoleState, memory: Memory) -> Decision | None:
+        return self.decide_from(self.analyse(corrected, state, memory), state, memory)
+
+    def decide_from(self, analysis: Analysis, state: ConsoleState, memory: Memory
+                    ) -> Decision:
+        ctx = _Ctx(state, memory)
+        steps: list[Step] = []
+        leftovers: list[str] = []
+        sources: list[str] = []
+        guessed = False
+        for rc in analysis.clauses:
+            c, agent, intent = rc.clause, rc.agent, rc.intent
+            sources.append(rc.source)
+            if agent is None:
+                leftovers.extend(c.leftover())
+                continue
+            if agent == "IV":
+                part = decide_iv(c, ctx, intent)
+            elif agent == "AR":
+                part = decide_ar(c, ctx, intent)
+            else:
+                part = decide_ir(c, ctx, intent)
+            guessed = guessed or bool(getattr(c, "_guess", False))
+            ctx.agent = agent
+            steps.extend(part)
+            leftovers.extend(c.leftover())
+        steps = merge_steps(steps)
+        conf = self._confidence(steps, leftovers, sources, guessed)
+        agent = steps[0].action_id.split(".")[0] if steps else (
+            analysis.agent or memory.last_agent)
+        how = "; ".join(f"{rc.agent or '?'}<-{rc.source}" for rc in analysis.clauses)
+        reason = f"lexicon: {len(analysis.clauses)} part(s) [{how}]"
+        if leftovers:
+            reason += f"; words not understood: {', '.join(leftovers)}"
+        if analysis.repeat_of:
+            reason += f"; repeats '{analysis.repeat_of}'"
+        if ctx.notes:
+            reason += "; " + "; ".join(ctx.notes)
+        return Decision(valid=True, steps=steps, agent=agent, confidence=conf,
+                        tier=self.name, reason=reason,
+                        diagnostics={"leftover": leftovers, "routing": sources,
+                                     "repeat_of": analysis.repeat_of})
+
+    @staticmethod
+    def _confidence(steps: list[Step], leftovers: list[str], sources: list[str],
+                    guessed: bool) -> float:
+        if not steps:
+            return 0.1
+        conf = 0.97
+        conf -= 0.17 * len(leftovers)
+        if any(s in ("state", "guess") for s in sources):
+            conf -= 0.2
+        if guessed:
+            conf -= 0.12
+        return round(max(0.05, min(conf, 0.99)), 3)
+
+
+def merge_steps(steps: list[Step]) -> list[Step]:
+    """Adjacent IR.SHOW / AR.SHOW steps of one command become one step (a spoken list)."""
+    out: list[Step] = []
+    for s in steps:
+        if out and s.action_id == out[-1].action_id and s.action_id in ("IR.SHOW", "AR.SHOW"):
+            merged = _merge_show(out[-1], s)
+            if merged is not None:
+                out[-1] = merged
+                continue
+        out.append(s)
+    return out
+
+
+def _merge_show(a: Step, b: Step) -> Step | None:
+    pa, pb = dict(a.params), dict(b.params)
+    key = "fields" if a.action_id == "IR.SHOW" else "structures"
+    if not pa:
+        return b  # "show the model and go to the surgical view"
+    if not pb:
+        return a
+    if pa.get("op", "set") != pb.get("op", "set") and key in pa and key in pb:
+        return None
+    if "view" in pa and "view" in pb:
+        return None
+    out = {**pa, **pb}
+    if key in pa and key in pb:
+        out[key] = sorted(dict.fromkeys([*pa[key], *pb[key]]))
+    return replace(b, params=out)
+
+
+__all__ = [
+    "ACCEPT", "Analysis", "Clause", "LexiconTier", "agent_scores", "ar_structures",
+    "clause_intent", "ir_fields", "iv_moves", "merge_steps", "split_clauses",
+]

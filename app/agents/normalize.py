@@ -1,0 +1,718 @@
+"""Tier 1 of the interpreter (DESIGN §3): normalise, correct and validate a transcript.
+
+``normalize`` turns free speech-recognition text into a canonical form (lower case, plain
+punctuation, contractions expanded, number words as digits, "plus/minus N" as signed steps).
+``correct`` repairs speech-recognition errors against the domain lexicon: explicit confusion
+pairs that need context ("write" → right only where a direction fits), then phonetic
+(jellyfish metaphone/NYSIIS) plus fuzzy (rapidfuzz) matching for words that are not English
+and not ours. Ordinary English words are never pulled into the domain without context.
+``validate`` says whether the command is in scope, out of scope (OR chatter, fields we do not
+hold) or empty/silent.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import jellyfish
+from rapidfuzz import fuzz, process
+
+# ---------------------------------------------------------------------------------------------
+# normalisation
+# ---------------------------------------------------------------------------------------------
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9,
+}
+_TEENS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50,
+    "sixtieth": 60, "seventieth": 70, "eightieth": 80, "ninetieth": 90, "hundredth": 100,
+}
+_NUMBER_WORDS = {**_UNITS, **_TEENS, **_TENS}
+_SIGN_WORDS = {"plus": "+", "positive": "+", "minus": "-", "negative": "-"}
+# Standalone "one" is a pronoun far more often than a number ("the left one"); it is a number
+# only after words that take a number.
+_NUMERIC_LEADS = {
+    "plus", "minus", "by", "to", "slice", "slices", "number", "at", "axial", "coronal",
+    "sagittal", "+", "-", "move", "go", "level", "position", "image", "frame", "step", "steps",
+    "of", "is",
+}
+
+_CONTRACTIONS = [
+    (re.compile(r"\b(can)'?t\b"), r"\1 not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"\bshan't\b"), "shall not"),
+    (re.compile(r"\blet's\b"), "let us"),
+    (re.compile(r"\b(\w+)n't\b"), r"\1 not"),
+    (re.compile(r"\b(what|where|how|who|it|that|there|here|which|when|why)'s\b"), r"\1 is"),
+    (re.compile(r"\b(\w+)'re\b"), r"\1 are"),
+    (re.compile(r"\b(\w+)'ll\b"), r"\1 will"),
+    (re.compile(r"\b(\w+)'ve\b"), r"\1 have"),
+    (re.compile(r"\b(\w+)'d\b"), r"\1 would"),
+    (re.compile(r"\bi'm\b"), "i am"),
+    (re.compile(r"\b(\w+)'s\b"), r"\1"),  # possessive: "patient's age" -> "patient age"
+    (re.compile(r"\b(\w+s)'(?=\s|$)"), r"\1"),
+]
+
+_TOKEN_RE = re.compile(r"[+-]?\d+(?:\.\d+)?(?:st|nd|rd|th|x|d)?(?![a-z])|[a-z]+\d*|\d+[a-z]+|,")
+
+
+def _ascii_fold(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = (text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
+            .replace("\u2212", "-").replace("\u2013", "-").replace("\u2014", " , "))
+    # Drop accents (café -> cafe); keep other scripts out: the grammar is English.
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return text
+
+
+def _punctuation(text: str) -> str:
+    text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)  # 1,000 -> 1000
+    text = re.sub(r"\b(no|num)\.\s*(?=\d)", "number ", text)
+    text = text.replace("#", " number ")
+    text = re.sub(r"(?<=[a-z])\.(?=[a-z]\b)", " ", text)  # "p.f.t." -> "p f t"
+    text = re.sub(r"(?<![\w])([+-])\s+(?=\d)", r"\1", text)  # "+ 100" -> "+100"
+    text = re.sub(r"\b3\s*-?\s*d\b", "3d", text)
+    text = re.sub(r"(?<=\w)-(?=[a-z])", " ", text)  # "right-upper", "x-ray"
+    text = re.sub(r"(?<=[a-z])-(?=\d)", " ", text)  # "fev-1"
+    text = re.sub(r"(\d)\s*%", r"\1 percent", text)
+    text = re.sub(r"[;:!?.()\[\]{}\"/\\|*_=<>~^&@$]", " ", text)
+    text = text.replace("&", " and ")
+    text = re.sub(r"(?<!\S)'|'(?!\S)", " ", text)  # quotes, not apostrophes inside words
+    text = text.replace("'", "")
+    return text
+
+
+def _is_num_word(tok: str) -> bool:
+    return tok in _NUMBER_WORDS or tok in _SCALES
+
+
+def _parse_number_run(words: list[str]) -> list[int]:
+    """Number words -> values; a run may hold several numbers ("ten twenty fifty")."""
+    out: list[int] = []
+    total, current = 0, 0
+    last: str | None = None  # class of the previous word: unit, teen, tens, scale
+    started = False
+
+    def flush() -> None:
+        nonlocal total, current, started, last
+        if started:
+            out.append(total + current)
+        total, current, started, last = 0, 0, False, None
+
+    for w in words:
+        if w in _SCALES:
+            scale = _SCALES[w]
+            if scale == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * scale
+                current = 0
+            started, last = True, "scale"
+            continue
+        val = _NUMBER_WORDS[w]
+        cls = "unit" if w in _UNITS else "teen" if w in _TEENS else "tens"
+        if not started:
+            current, started, last = val, True, cls
+            continue
+        if last == "tens" and cls == "unit" and current % 10 == 0:
+            current += val  # twenty five
+        elif last == "scale" and (current % 100 == 0):
+            current += val  # hundred twenty
+        elif (last == "unit" and cls in ("tens", "teen") and current < 10 and total == 0):
+            current = current * 100 + val  # spoken hundreds: "two fifty" = 250
+        elif last == "tens" and cls == "unit":
+            current += val
+        else:
+            flush()
+            current, started, last = val, True, cls
+            continue
+        last = cls
+    flush()
+    return out
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _numbers(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    n = len(tokens)
+    while i < n:
+        tok = tokens[i]
+        # "a hundred" -> 100
+        if tok == "a" and i + 1 < n and tokens[i + 1] in _SCALES:
+            tokens[i] = "one"
+            tok = "one"
+        if _is_num_word(tok):
+            j = i
+            run: list[str] = []
+            while j < n:
+                t = tokens[j]
+                if _is_num_word(t):
+                    run.append(t)
+                    j += 1
+                elif (t == "and" and run and run[-1] in _SCALES and j + 1 < n
+                      and tokens[j + 1] in _NUMBER_WORDS):
+                    j += 1  # "one hundred and twenty"
+                else:
+                    break
+            prev = out[-1] if out else ""
+            nxt = tokens[j] if j < n else ""
+            if (run == ["one"] and prev not in _NUMERIC_LEADS and prev not in _SIGN_WORDS
+                    and nxt not in ("time", "times", "slice", "slices", "step", "steps")):
+                out.append(tok)  # pronoun "one"
+                i += 1
+                continue
+            values = _parse_number_run(run)
+            out.extend(str(v) for v in values)
+            i = j
+            continue
+        if tok in _ORDINALS:
+            nxt = tokens[i + 1] if i + 1 < n else ""
+            prev = out[-1] if out else ""
+            # "first"/"last" are named positions and "second" is also time; only ordinals
+            # that cannot be anything else, or that close a compound ("twenty first"), go.
+            if prev.isdigit() and int(prev) % 10 == 0 and 20 <= int(prev) < 100 \
+                    and _ORDINALS[tok] < 10:
+                out[-1] = _ordinal(int(prev) + _ORDINALS[tok])
+            elif tok == "first" or (tok == "second" and nxt not in (
+                    "slice", "image", "plane", "view", "one", "frame")):
+                out.append(tok)
+            else:
+                out.append(_ordinal(_ORDINALS[tok]))
+            i += 1
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def _signs(tokens: list[str]) -> list[str]:
+    """"plus 50" -> "+50", "minus ten" (already 10) -> "-10"; "slice number 5" -> "slice 5"."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if tok in _SIGN_WORDS and re.fullmatch(r"\d+", nxt):
+            out.append(_SIGN_WORDS[tok] + nxt)
+            i += 2
+            continue
+        if tok in ("number", "no", "num") and re.fullmatch(r"[+-]?\d+", nxt) and out \
+                and out[-1] in ("slice", "slices", "image", "frame", "position", "level"):
+            i += 1  # "slice number 5" -> "slice 5"
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def normalize(text: str) -> str:
+    """Canonical lower-case text with digits for numbers and +N/-N for spoken steps."""
+    if not text:
+        return ""
+    text = _ascii_fold(text).lower()
+    for pat, rep in _CONTRACTIONS:
+        text = pat.sub(rep, text)
+    text = _punctuation(text)
+    tokens = _TOKEN_RE.findall(text)
+    tokens = _numbers(tokens)
+    tokens = _signs(tokens)
+    out = " ".join(tokens)
+    out = re.sub(r"\b3 d\b", "3d", out)  # "three d"
+    out = re.sub(r"\s+,", ",", out)
+    out = re.sub(r"(,\s*)+", ", ", out).strip(" ,")
+    return out
+
+
+def tokens_of(text: str) -> list[str]:
+    """The tokens of a normalised text (commas are their own tokens)."""
+    return _TOKEN_RE.findall(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# the domain lexicon and correction
+# ---------------------------------------------------------------------------------------------
+
+def _words(text: str) -> list[str]:
+    """A word list written as a block of text (easier to read and extend than a literal)."""
+    return text.split()
+
+
+# Words the grammar knows. Fuzzy/phonetic repair aims only at these.
+DOMAIN_WORDS: frozenset[str] = frozenset(_words("""
+axial coronal sagittal transverse frontal ct scan scans slice slices plane planes view views
+zoom rotate rotation rotating horizontal horizontally vertical vertically anterior posterior
+superior inferior surgical lobe lobes lung lungs nodule nodules trachea bronchi bronchus
+bronchial airway airways tumor tumour tumors tumours upper lower middle left right diagnosis
+comorbidities comorbidity operation surgery height weight bmi pft pulmonary function
+spirometry patient information info physical sex gender age mediastinum mediastinal window
+lingula maximum minimum center centre initialize initialise reset display enlarge magnify model
+anatomy structures structure show hide remove clear forward backward backwards upward downward
+move clockwise counterclockwise anticlockwise lateral reconstruction
+"""))
+
+# Common English (and command) words that must never be "corrected" by fuzzy matching.
+PROTECTED_WORDS: frozenset[str] = frozenset(_words("""
+a an the and or but then also to of in on at by for from with without into onto up down out
+off over under back front top bottom first last next previous this that these those it its
+is are was were be been am do does did done have has had will would could should can may
+might must shall please now again more less bit little lot all everything nothing only just
+what where when why how who which whose whom show open bring put set get give let make go
+take turn spin swing keep stop start close hide clear erase delete remove reset restore
+display see look view need want like can you me my we us our i he she they them their his her
+yes no not okay ok thanks thank hello hi hey high low long load later lateral large small
+big bigger smaller closer further farther little lot side sides both each every other once
+twice thrice times time step steps image images picture pictures screen main box text panel
+sure right left good fine great done stop wait hold still pause continue same current old
+new age sex name date day today tomorrow year years tall heavy weight height body whole full
+complete entire basic clinical medical history data details detail record chart result
+results test tests value values level levels number numbers percent slice slices scan scans
+cancer lesion mass spot location site position where located find locate move rotate zoom
+again repeat undo redo enlarge shrink focus center centre middle half quarter degrees degree
+around about slightly slowly quickly fast slow little further towards toward along across
+info information patient patients diagnosis operation surgery procedure planned scheduled
+function lung lungs lobe lobes upper lower model anatomy window vessel sealer stapler suction
+music phone call page camera light lights table bed temperature pressure rate blood heart
+oxygen saturation pulse vital vitals sign signs anesthesia anaesthesia insufflation gas
+weather coffee lunch joke song radio volume loud louder quiet doctor nurse team coughing
+bleeding breathing moving awake asleep stable unstable allergy allergies medication
+medications medicine drugs drug type irrigation sponge count specimen bag port ports trocar
+instrument instruments clip clips suture sutures needle scissors grasper forceps retractor
+energy cautery bovie mode actual access excel city corona write june long load low module
+modules noodle rule later letter latter laterally axis axes
+"""))
+
+# (heard, meant, context) — ASR confusions of ordinary words with domain words. The context
+# names a predicate in _CONTEXT that must hold at that token for the repair to apply.
+_CONFUSIONS: dict[str, tuple[str, str]] = {
+    "city": ("ct", "ct"), "cities": ("ct", "ct"), "citi": ("ct", "ct"), "sitty": ("ct", "ct"),
+    "cti": ("ct", "ct"), "cty": ("ct", "ct"), "scity": ("ct", "ct"),
+    "corona": ("coronal", "always"), "coronel": ("coronal", "always"),
+    "colonel": ("coronal", "plane"), "coroner": ("coronal", "plane"),
+    "coronary": ("coronal", "plane"), "carnal": ("coronal", "plane"),
+    "write": ("right", "side"), "rite": ("right", "side"), "wright": ("right", "side"),
+    "ride": ("right", "side"), "lift": ("left", "side"), "laughed": ("left", "side"),
+    "june": ("zoom", "zoom"), "zoo": ("zoom", "zoom"), "zune": ("zoom", "zoom"),
+    "doom": ("zoom", "zoom"), "boom": ("zoom", "zoom"), "room": ("zoom", "zoom"),
+    "soon": ("zoom", "zoom"), "zoon": ("zoom", "zoom"), "jun": ("zoom", "zoom"),
+    "zooming": ("zoom", "always"), "zoomed": ("zoom", "always"), "zooms": ("zoom", "always"),
+    "at": ("add", "add"), "ad": ("add", "add"),
+    "long": ("lung", "lung"), "longs": ("lungs", "lung"), "lang": ("lung", "lung"),
+    "lunch": ("lung", "lung"), "load": ("lobe", "lobe"), "low": ("lobe", "lobe"),
+    "loads": ("lobes", "lobe"), "lows": ("lobes", "lobe"), "lob": ("lobe", "lobe"),
+    "love": ("lobe", "lobe"), "loeb": ("lobe", "lobe"), "globe": ("lobe", "lobe"),
+    "lobs": ("lobes", "lobe"), "robe": ("lobe", "lobe"),
+    "sagittarius": ("sagittal", "always"), "sagital": ("sagittal", "always"),
+    "saggital": ("sagittal", "always"), "sagittle": ("sagittal", "always"),
+    "digital": ("sagittal", "plane"), "sagittally": ("sagittal", "always"),
+    "axle": ("axial", "always"), "axel": ("axial", "always"), "axil": ("axial", "always"),
+    "axiel": ("axial", "always"), "excel": ("axial", "always"), "actual": ("axial", "plane"),
+    "access": ("axial", "plane"), "axis": ("axial", "plane"), "x": ("axial", "plane_noun"),
+    "noodle": ("nodule", "always"), "noodles": ("nodules", "always"),
+    "module": ("nodule", "structure"), "modules": ("nodules", "structure"),
+    "nodal": ("nodule", "structure"), "nodular": ("nodule", "structure"),
+    "interior": ("anterior", "always"), "tracheae": ("trachea", "always"),
+    "trachia": ("trachea", "always"), "bronchus": ("bronchi", "always"),
+    "bronchia": ("bronchi", "always"), "bronco": ("bronchi", "always"),
+    "broncos": ("bronchi", "always"), "bronchial": ("bronchi", "always"),
+    "tumour": ("tumor", "always"), "tumours": ("tumors", "always"), "tumer": ("tumor", "always"),
+    "pfts": ("pft", "always"), "bmis": ("bmi", "always"), "initialise": ("initialize", "always"),
+    "centre": ("center", "always"), "co": ("co", "never"),
+}
+
+# Spelled-out letters and split words that ASR produces for our acronyms and compounds.
+_PHRASES: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"\bp f t(?: s)?\b"), "pft", "spelled acronym"),
+    (re.compile(r"\bb m i\b"), "bmi", "spelled acronym"),
+    (re.compile(r"\b(?:c t|see tee|sea tea|see t|c tee|cat scan|cat scans)\b"), "ct",
+     "spelled acronym"),
+    (re.compile(r"\b([rl]) ([uml]) l\b"), r"\1\2l", "spelled abbreviation"),
+    (re.compile(r"\bair ways?\b"), "airway", "split word"),
+    (re.compile(r"\bco morbidit(y|ies)\b"), r"comorbidit\1", "split word"),
+    (re.compile(r"\bsagit al\b|\bsaji tal\b|\bsag it al\b"), "sagittal", "split word"),
+    (re.compile(r"\bcorona l\b|\bcoro nal\b"), "coronal", "split word"),
+    (re.compile(r"\bx i al\b|\bax ial\b|\bx ial\b|\bx y all?\b"), "axial", "split word"),
+    (re.compile(r"\bzoom(?:ing|ed)? (in|out)\b"), r"zoom \1", "inflection"),
+    (re.compile(r"\bzoomin\b"), "zoom in", "split word"),
+    (re.compile(r"\bzoomout\b"), "zoom out", "split word"),
+    (re.compile(r"\b3 d\b|\bthree d\b|\b3d\b"), "3d", "spelled"),
+]
+
+_WAKE = "davinci"
+_WAKE_FILLERS = {"hey", "ok", "okay", "hi", "so", "um", "uh", "hello", "yo", "alright"}
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Domain words with their phonetic keys, precomputed once (correction is per command)."""
+
+    words: tuple[str, ...]
+    metaphone: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nysiis: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, words: Iterable[str] = DOMAIN_WORDS) -> Lexicon:
+        ws = tuple(sorted(set(words)))
+        meta: dict[str, list[str]] = {}
+        nys: dict[str, list[str]] = {}
+        for w in ws:
+            meta.setdefault(jellyfish.metaphone(w), []).append(w)
+            nys.setdefault(jellyfish.nysiis(w), []).append(w)
+        return cls(ws, {k: tuple(v) for k, v in meta.items()},
+                   {k: tuple(v) for k, v in nys.items()})
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._set
+
+    @property
+    def _set(self) -> frozenset[str]:
+        return _word_set(self.words)
+
+
+@lru_cache(maxsize=8)
+def _word_set(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(words)
+
+
+DEFAULT_LEXICON = Lexicon.build()
+
+
+@dataclass
+class CorrectionResult:
+    text: str
+    changes: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, why)
+
+
+# Context predicates -------------------------------------------------------------------------
+_PLANE_CTX = {
+    "slice", "slices", "plane", "planes", "view", "views", "image", "images", "cut", "section",
+    "to", "at", "by", "up", "down", "forward", "back", "plus", "minus", "middle", "center",
+    "max", "min", "top", "bottom", "first", "last", "move", "zoom", "ct", "scan",
+}
+_SIDE_NEXT = {
+    "lung", "lungs", "lobe", "lobes", "upper", "lower", "middle", "side", "view", "and", "again",
+    "twice", "thrice", "more", "a", "by", "please", ",", "sagittal", "write", "right", "left",
+    "lift", "then", "times", "once", "slightly", "further",
+}
+_SIDE_PREV = {
+    "to", "the", "move", "go", "rotate", "turn", "spin", "swing", "step", "scroll", "write",
+    "right", "left", "lift", "and", "more", "then", "further", "bit", "little", "slightly",
+    "sagittal", "from", "toward", "towards", "slide", "shift", "pan", "swivel", "tilt",
+}
+_STRUCT_NOUNS = {
+    "lung", "lungs", "lobe", "lobes", "nodule", "nodules", "airway", "airways", "trachea",
+    "bronchi", "tumor", "tumors", "rul", "rml", "rll", "lul", "lll", "model", "3d", "anatomy",
+    "upper", "lower", "middle", "left", "right", "lesion", "mass", "everything", "all",
+    "structures",
+}
+_FIELD_NOUNS = {
+    "age", "sex", "gender", "diagnosis", "comorbidities", "comorbidity", "height", "weight",
+    "bmi", "pft", "operation", "surgery", "tumor", "physical", "patient", "info", "information",
+    "pulmonary", "lung",
+}
+_CLAUSE_START = {"", ",", "and", "then", "also", "please", "now", "next", "and then", "so"}
+_NUM_RE = re.compile(r"^[+-]?\d+(th|st|nd|rd)?$")
+
+
+def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
+    prev = toks[i - 1] if i > 0 else ""
+    nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    nxt2 = toks[i + 2] if i + 2 < len(toks) else ""
+    rest = set(toks[:i]) | set(toks[i + 1:])
+    if kind == "always":
+        return True
+    if kind == "never":
+        return False
+    if kind == "ct":
+        # "city" is CT wherever the sentence is a console command (or the whole utterance).
+        verbs = {"show", "display", "open", "remove", "hide", "reset", "zoom", "close", "clear",
+                 "bring", "pull", "put", "scan", "scans", "image", "images", "view", "views",
+                 "slice", "slices", "move", "initialize", "the", "on", "up"}
+        return len(toks) == 1 or bool(rest & verbs) or nxt in ("scan", "image", "view")
+    if kind == "plane":
+        return (nxt in _PLANE_CTX or bool(_NUM_RE.match(nxt)) or prev in ("zoom", "on")
+                and nxt in ("", "view", "plane", ",", "and"))
+    if kind == "plane_noun":
+        return nxt in ("plane", "view", "slice", "image")
+    if kind == "side":
+        if nxt in ("a", "an", "the", "down", "it", "this", "that", "me", "note", "notes", "up",
+                   "report", "off", "on", "in", "to", "home"):
+            return prev in ("move", "rotate", "turn", "go", "to") and nxt in ("a",) and \
+                nxt2 in ("bit", "little")
+        return nxt in _SIDE_NEXT or prev in _SIDE_PREV or nxt == "" and prev != ""
+    if kind == "zoom":
+        return nxt in ("in", "out", "into", "on", "onto", "toward", "towards")
+    if kind == "add":
+        # "at the nodules" at the start of a clause is "add the nodules".
+        if prev not in _CLAUSE_START:
+            return False
+        target = nxt2 if nxt in ("the", "a", "an", "both") else nxt
+        return target in _STRUCT_NOUNS or target in _FIELD_NOUNS
+    if kind == "lung":
+        return (prev in ("left", "right", "both", "the", "whole", "entire", "of", "show", "in")
+                and nxt not in ("time", "ago", "as", "way", "enough", "will", "term", "is")
+                and not (prev == "the" and nxt in ("", ",")) and prev != "how"
+                or nxt in ("lobe", "lobes", "nodule", "nodules", "model", "function", "volume",
+                           "capacity", "cancer"))
+    if kind == "lobe":
+        return prev in ("upper", "lower", "middle", "superior", "inferior", "this", "which")
+    if kind == "structure":
+        return prev in ("the", "show", "add", "hide", "remove", "lung", "on", "to", "and")
+    return False
+
+
+def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Remove a leading wake word ("davinci", "da vinci", "the vinci", "hey davinci")."""
+    for start in range(0, min(3, len(tokens))):
+        if start and tokens[start - 1] not in _WAKE_FILLERS:
+            break
+        for width in (1, 2, 3):
+            span = tokens[start:start + width]
+            if len(span) < width or any(t == "," for t in span):
+                continue
+            joined = "".join(span)
+            score = fuzz.ratio(joined, _WAKE)
+            same_sound = jellyfish.metaphone(joined) in ("TFNS", "TFNX", "TFNK", "TFNX")
+            if score >= 80 or (same_sound and score >= 65) or (
+                    width >= 2 and span[-1] in ("vinci", "vinchi", "vinchy", "vincy", "vinci's")
+                    and span[0] in ("da", "the", "de", "de", "di", "duh", "a", "la")):
+                rest = tokens[start + width:]
+                while rest and rest[0] == ",":
+                    rest = rest[1:]
+                return rest, [(" ".join(tokens[:start + width]), "", "wake word")]
+    return tokens, []
+
+
+def _fuzzy(tok: str, lex: Lexicon) -> str | None:
+    """A domain word the token most likely stands for, or None. Conservative on purpose."""
+    if len(tok) < 4 or not tok.isalpha():
+        return None
+    best = process.extractOne(tok, lex.words, scorer=fuzz.ratio, score_cutoff=72)
+    if best is None:
+        return None
+    word, score, _ = best
+    if word == tok or len(word) < 4:
+        return None
+    meta_t, meta_w = jellyfish.metaphone(tok), jellyfish.metaphone(word)
+    sound = max(fuzz.ratio(meta_t, meta_w),
+                100.0 if jellyfish.nysiis(tok) == jellyfish.nysiis(word) else 0.0)
+    # Both the spelling and the sound must agree; the first letter rarely changes in ASR.
+    if score >= 85 and sound >= 60:
+        return word
+    if score >= 72 and sound >= 80 and tok[0] == word[0]:
+        return word
+    return None
+
+
+def correct(text: str, lexicon: Lexicon | None = None) -> CorrectionResult:
+    """Repair speech-recognition errors in a normalised text against the domain lexicon."""
+    lex = lexicon or DEFAULT_LEXICON
+    changes: list[tuple[str, str, str]] = []
+    tokens = tokens_of(text)
+    tokens, wake = _strip_wake(tokens)
+    changes.extend(wake)
+    joined = " ".join(tokens)
+    for pat, rep, why in _PHRASES:
+        def _sub(m: re.Match[str], rep: str = rep, why: str = why) -> str:
+            new = m.expand(rep)
+            if new != m.group(0):
+                changes.append((m.group(0), new, why))
+            return new
+        joined = pat.sub(_sub, joined)
+    tokens = joined.split()
+    out: list[str] = list(tokens)
+    for i, tok in enumerate(tokens):
+        if tok in _CONFUSIONS:
+            meant, ctx = _CONFUSIONS[tok]
+            if meant != tok and _ctx_ok(ctx, out, i):
+                changes.append((tok, meant, f"sounds like '{meant}' here"))
+                out[i] = meant
+            continue
+        if tok in lex or tok in PROTECTED_WORDS or tok == "," or _NUM_RE.match(tok):
+            continue
+        cand = _fuzzy(tok, lex)
+        if cand is not None:
+            changes.append((tok, cand, "close in spelling and sound"))
+            out[i] = cand
+    result = " ".join(out)
+    result = re.sub(r"\s+,", ",", result).strip(" ,")
+    return CorrectionResult(result, changes)
+
+
+# ---------------------------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------------------------
+
+# Noise the recogniser returns for silence, and fillers that carry no command.
+_EMPTY_WORDS = {
+    "", "um", "uh", "umm", "uhm", "hmm", "hm", "mm", "mhm", "ah", "er", "erm", "eh", "oh",
+    "you", "thank", "thanks", "for", "watching", "the", "a", "so", "okay", "ok", "bye", "yeah",
+    "music", "silence", "noise", "blank", "inaudible", "applause", "laughter", "cough",
+}
+_EMPTY_PHRASES = {
+    "", "thank you", "thanks for watching", "thank you for watching", "you", "bye",
+    "music", "silence", "inaudible", "blank audio", "noise", "okay", "ok", "yeah",
+}
+
+# Topics we do not handle: (pattern, plain reason). Checked on word boundaries; any hit rejects
+# the command even if it also names something of ours ("staple the RUL bronchus").
+_OUT_OF_SCOPE: list[tuple[str, str]] = [
+    (r"stapler?s?|staple|staples|stapling|reload\w*|cartridge\w*",
+     "surgical instruments are not controlled here"),
+    (r"suction\w*|irrigat\w*|suture\w*|needle|needles|clip|clips|clipping|clamp\w*|scissors|"
+     r"grasper\w*|forceps|retractor\w*|cautery|bovie|vessel sealer|sealer|energy device|"
+     r"harmonic|ligasure|bipolar|monopolar|maryland|hook|trocar\w*|sponge\w*|gauze|specimen|"
+     r"endo ?bag|instrument\w*|drape\w*|tray|swab\w*|tie|knot\w*|hemostat\w*|ultrasonic",
+     "surgical instruments and supplies are not controlled here"),
+    (r"retract\w*|dissect\w*|ligat\w*|cauteri\w*|coagulat\w*|transect\w*|resect\w*|"
+     r"excis\w*|incis\w*|divide|dividing|grasp|grab|grabbing|sew|sewing|inject\w*|cut the|"
+     r"cut this|cutting|burn\w*|seal the|seal it|fire the|fire it|tying|swap|exchange the",
+     "surgical actions are the surgeon's, not the console's"),
+    (r"insufflat\w*|pneumoperitoneum|co2|gas flow|flow rate|deflat\w*|inflat\w*|ventilat\w*|"
+     r"intubat\w*|tidal volume|peep|smoke evacuat\w*",
+     "insufflation and ventilation are not controlled here"),
+    (r"vital signs?|vitals|blood pressure|heart rate|pulse|saturation|spo2|sats|oxygen|"
+     r"temperature|ecg|ekg|respiratory rate|end tidal|etco2|urine output|map|cvp|"
+     r"arterial line|a line",
+     "the console does not show vital signs"),
+    (r"anesthe\w*|anaesthe\w*|sedat\w*|propofol|paraly\w*|muscle relax\w*|bupivacaine|"
+     r"lidocaine|fentanyl|heparin|epinephrine|adrenaline|ml|mg|mcg|milligrams?|"
+     r"millilit\w*|dose|doses|bolus",
+     "anaesthesia and drugs are not controlled here"),
+    (r"music|song|songs|playlist|radio|spotify|podcast|volume|louder|quieter|mute|unmute",
+     "the console does not play music or sound"),
+    (r"phone|call|calling|page|paging|text message|email|voicemail|message",
+     "the console does not make calls or send messages"),
+    (r"weather|joke|coffee|lunch|dinner|breakfast|how are you|good morning|good night|"
+     r"good afternoon|what time|time is it|date today|football|game last night|vacation|"
+     r"weekend|birthday party|who are you|your name|how long",
+     "that is conversation, not a console command"),
+    (r"blood type|blood group|allerg\w*|medication\w*|medicine\w*|drugs?|antibiotic\w*|"
+     r"lab results?|labs|hemoglobin|haemoglobin|platelets?|creatinine|potassium|sodium|"
+     r"glucose|inr|coagulation|blood loss|transfusion|consent|insurance|address|"
+     r"phone number|next of kin|family|smok\w*|alcohol|frozen section|patholog\w*|"
+     r"biopsy results?|histology|lactate|bicarbonate|electrolytes?",
+     "that information is not in the patient sheet"),
+    (r"cough\w*|bleed\w*|hemorrhag\w*|moving|awake|waking|crying|shivering|stable|unstable|"
+     r"is the patient ok(ay)?|how is the patient|desaturat\w*|hypotens\w*|tachycard\w*",
+     "patient status is not something the console reports"),
+    (r"lights?|lamp|bed|table|tilt the|trendelenburg|thermostat|air conditioning|"
+     r"room temperature|door|doors|curtain\w*",
+     "room equipment is not controlled here"),
+    (r"camera|scope|endoscope|lens|robot arm|arms?|console handles?|clutch|energy|foot pedal|"
+     r"recording|screenshot|photo|picture of|snapshot|video|robot|port|ports|docking|dock|"
+     r"undock",
+     "the robot, camera and recording are not controlled here"),
+    (r"heart|liver|kidney|stomach|colon|brain|spine|bone marrow|aorta|esophagus|oesophagus|"
+     r"diaphragm|rib|ribs|vertebra\w*|vein|veins|artery|arteries|azygos|pulmonary artery|"
+     r"pulmonary vein|lymph nodes?|pleura|fissure",
+     "the 3D model only has the lungs, nodules and airway"),
+]
+_OOS_RE = [(re.compile(rf"\b(?:{pat})\b"), why) for pat, why in _OUT_OF_SCOPE]
+# Phrases of ours that contain an out-of-scope word ("bone window", "lung volume").
+_RESCUE = re.compile(
+    r"\b(bone|soft tissue|mediastin\w*) (window|preset|setting)|"
+    r"\b(lung|tumou?r|nodule|ct) volume|\b(keep|stop|start) moving|\bmoving (the|to)\b|"
+    r"\bstop the (rotation|spinning)|\bport(s)? view\b|"
+    r"\bhow long\b.*\b(slice|axial|coronal|sagittal)")
+# Closing remarks and greetings: out of scope when nothing else in the command is ours.
+_CHATTER = re.compile(
+    r"\b(thanks|thank you|that is all|that is it|all done|we are done|we are good|never mind|"
+    r"nevermind|hello|hi there|goodbye|bye|good job|well done|cheers|great work|nice)\b")
+
+@dataclass(frozen=True)
+class Validity:
+    """Whether a command is in scope. Unpacks as ``valid, reason``; ``empty`` is separate."""
+
+    valid: bool
+    reason: str = ""
+    empty: bool = False
+
+    def __iter__(self) -> Iterator[object]:
+        return iter((self.valid, self.reason))
+
+
+EMPTY_REASON = "nothing was said"
+
+
+def is_empty(text: str) -> bool:
+    t = text.strip(" ,")
+    if t in _EMPTY_PHRASES:
+        return True
+    toks = [x for x in tokens_of(t) if x != ","]
+    return all(x in _EMPTY_WORDS for x in toks) and len(toks) <= 3
+
+
+def validate(text: str, extra_fields: Iterable[str] = ()) -> Validity:
+    """Is a corrected command in scope? Empty/silent input is its own outcome.
+
+    ``extra_fields`` names the clinical sheet's extra columns (e.g. "allergies" where a hospital
+    keeps them): a request for one of those is in scope even if the topic is otherwise not.
+    """
+    if is_empty(text):
+        return Validity(True, EMPTY_REASON, empty=True)
+    extras = [e.lower().strip() for e in extra_fields if e and e.strip()]
+    rescued = _RESCUE.sub(" ", text)
+    for pat, why in _OOS_RE:
+        m = pat.search(rescued)
+        if not m:
+            continue
+        hit = m.group(0)
+        if any(hit in e or e in hit for e in extras):
+            continue
+        return Validity(False, f"Out of scope: {why} ('{hit}').")
+    if not _has_domain_content(text):
+        m = _CHATTER.search(text)
+        if m:
+            return Validity(False, "Out of scope: that is conversation, not a console command "
+                                   f"('{m.group(0)}').")
+        return Validity(False, "Not a console command: it names nothing the console shows.")
+    return Validity(True, "")
+
+
+# Words that make a sentence a console command even without a known object.
+_CONTENT = DOMAIN_WORDS | {
+    "zoom", "rotate", "turn", "spin", "swing", "reset", "clear", "remove", "hide", "show",
+    "display", "open", "close", "erase", "initialize", "restore", "again", "more", "repeat",
+    "up", "down", "left", "right", "forward", "back", "front", "bigger", "smaller", "enlarge",
+    "shrink", "magnify", "old", "tall", "heavy", "rul", "rml", "rll", "lul", "lll", "3d",
+    "slice", "next", "previous", "middle", "max", "min", "top", "bottom", "first", "last",
+    "stop", "where", "move", "go", "add", "diagnosed", "operated", "above", "below",
+    "behind", "underneath", "beneath", "closer", "perspective", "angle", "rear",
+    "views", "dx", "pmh", "ax", "cor", "sag", "ant", "post", "lat", "info", "fields",
+    "cancer", "lesion", "mass", "fev1", "fvc", "dlco", "lingula", "windpipe", "trachea",
+    "demographics", "history", "static", "still", "freeze",
+}
+
+
+def _has_domain_content(text: str) -> bool:
+    toks = tokens_of(text)
+    return any(t in _CONTENT or _NUM_RE.match(t) for t in toks)
+
+
+__all__ = [
+    "DEFAULT_LEXICON", "DOMAIN_WORDS", "EMPTY_REASON", "CorrectionResult", "Lexicon", "Validity",
+    "correct", "is_empty", "normalize", "tokens_of", "validate",
+]
