@@ -140,6 +140,7 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("location", "of", "tumor"), ("tumor_location",)),
     (("tumor", "site"), ("tumor_location",)), (("tumor", "position"), ("tumor_location",)),
     (("which", "lobe"), ("tumor_location",)), (("what", "lobe"), ("tumor_location",)),
+    (("past", "medical", "history"), ("comorbidities",)),
     (("medical", "history"), ("comorbidities",)), (("past", "history"), ("comorbidities",)),
     (("underlying", "disease"), ("comorbidities",)),
     (("underlying", "diseases"), ("comorbidities",)),
@@ -159,7 +160,7 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
 OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative"}
 
 # Verbs and cue words
-SHOW_VERBS = {"show", "display", "open", "see", "view", "visualize", "visualise", "present",
+SHOW_VERBS = {"readd", "show", "display", "open", "see", "view", "visualize", "visualise", "present",
               "check", "load", "activate", "enable", "launch", "reveal", "unhide", "bring",
               "pull", "put", "give", "look", "let", "need", "want", "get", "tell", "list",
               "read", "pop", "what", "how", "where", "which", "who", "when"}
@@ -190,7 +191,8 @@ then and also there here bit little slightly quickly slowly quick do does did ha
 got give see look at to by from patient patients pt her she his he him them they current
 currently actually very really um uh er hey go want lets maybe kind sort thing things same
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
-hm ah oh
+hm ah oh doing today going gonna performing here right_now moment quickly guys team folks
+exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
 """)) - {"up", "down"}
 SEPARATORS = {",", "and", "then", "also", "afterwards", "afterward", "next", "plus"}
@@ -374,17 +376,20 @@ def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
 # routing
 # ---------------------------------------------------------------------------------------------
 
-IR_STRONG = set(FIELD_WORDS) | {"info", "information", "fields", "field", "details",
+IR_STRONG = set(FIELD_WORDS) | {"comorbidities", "diagnosis", "info", "information", "fields", "field", "details",
                                  "demographics", "location", "box", "sheet", "clinical",
                                  "chart", "operation", "surgery", "procedure", "date",
                                  "values", "textbox", "data", "record"}
 IV_STRONG = set(PLANE_WORDS) | {"ct", "scan", "scans", "slice", "slices", "plane", "planes",
                                 "window", "mediastinum", "mediastinal", "mpr", "dicom",
                                 "radiology", "cts", "level", "windowing"}
-AR_STRONG = set(STRUCT_WORDS) | {"3d", "model", "anatomy", "reconstruction", "rendering",
+AR_STRONG = set(STRUCT_WORDS) | {"bronchial", "3d", "model", "anatomy", "reconstruction", "rendering",
                                  "hologram", "lobe", "lobes", "lung", "lungs", "structures",
                                  "structure", "rotate", "rotation", "spin", "swing",
-                                 "vertically", "horizontally", "lobar", "segmentation"}
+                                 "vertically", "horizontally", "lobar", "segmentation",
+                                 "rotating", "spinning", "swivel", "revolve", "twist", "orbit",
+                                 "tilt", "clockwise", "counterclockwise", "anticlockwise",
+                                 "readd"}
 
 
 def agent_scores(words: Sequence[str]) -> dict[str, float]:
@@ -423,11 +428,23 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
         s["IR"] += 1
     if re.search(r"\b(of|on|in) the (scan|ct)\b", text):
         s["IV"] += 1
+    if re.search(r"\b(left|right) (upper|middle|lower)\b|\b(upper|middle|lower) (left|right)\b",
+                 text):
+        s["AR"] += 3
+    if re.search(r"\bturn(ing)? (it|the model|this|that)? ?(to the )?(left|right|up|down|around)"
+                 r"\b", text):
+        s["AR"] += 3
+    if re.search(r"\b(where|which lobe)\b", text) and re.search(
+            r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) and not re.search(
+            r"\b(3d|model|anatomy|reconstruction)\b", text):
+        s["IR"] += 3  # "where is the tumour?" asks for the tumour location field
+        s["tumor_q"] = 1.0
     return s
 
 
 def _dominant_agent(words: Sequence[str]) -> str | None:
     s = agent_scores(words)
+    s.pop("tumor_q", None)
     best = max(s, key=s.__getitem__)
     if s[best] <= 0:
         return None
@@ -448,19 +465,25 @@ def clause_intent(c: Clause) -> str:
     w = c.words
     s = set(w)
     text = " ".join(w)
-    if re.search(r"\bzoom( it| the \w+)? (out|back|away)\b|\bzoom out\b", text) or \
+    if re.search(r"\bzoom( \w+){0,3} (out|back|away)\b|\bzoom out\b", text) or \
             s & ZOOM_OUT_WORDS:
         return "zoom_out"
     if "zoom" in s or s & ZOOM_IN_WORDS:
         return "zoom_in"
     if s & RESET_VERBS:
         return "reset"
+    core = {t for t in w if t not in FILLER}
+    if core and core <= STOP_WORDS_ROT | {"rotation", "rotating", "spinning", "moving", "hold",
+                                          "motion", "animation", "no", "model"}:
+        return "rotate"
     if s & (ROTATE_VERBS - {"turn"}) or re.search(r"\bturn (it|the model|\w+ )?(left|right|"
                                                    r"up|down|around|horizontal|vertical)", text):
         return "rotate"
     if s & {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
-            "without", "exclude", "deactivate", "wipe", "eliminate"} or \
-            re.search(r"\b(turn|switch|take) (it |them |\w+ )?off\b|\bget rid\b", text):
+            "without", "exclude", "deactivate", "wipe", "eliminate", "drop", "lose",
+            "cancel", "kill", "unshow"} or \
+            re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away|down)\b|\bget rid\b|"
+                      r"\btake away\b|\bshut (it |them )?down\b", text):
         return "hide"
     if "add" in s:
         return "add"
@@ -560,9 +583,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 _is_num(x) for x in toks)):
             if pending_filled:
                 pending, pending_filled = [], False
+                sign, absolute_hint = None, False  # a new plane starts a new move
             pending.append(PLANE_WORDS[t])
             c.use(i)
-            sign, absolute_hint = None, False
         elif t == "back" and nxt in ("to", "at"):
             c.use(i)  # "back to the middle": a return, not the direction "back"
         elif t in DIRECTIONS and not (t == "lower" and nxt in ("lobe", "lobes")) and not (
@@ -692,6 +715,7 @@ def _window(c: Clause) -> str | None:
             j = i - 1
             if c.toks[j] in WINDOWS:
                 c.use(i, j)
+                c.use_words({"use", "apply", "switch", "change", "set", "go", "back", "select"})
                 if c.toks[j] == "tissue" and j > 0 and c.toks[j - 1] == "soft":
                     c.use(j - 1)
                 return WINDOWS[c.toks[j]]
@@ -711,9 +735,10 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.iv_plane, ctx.iv_mode = None, "small_views"
         return [Step("IV.RESET", {})]
     if intent == "zoom_out":
-        c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away", "three", "3", "all",
-                                      "multiple", "views", "panels", "go", "return", "normal",
-                                      "size", "make", "them"})
+        c.use_words(ZOOM_OUT_WORDS | SHOW_VERBS | {"zoom", "out", "back", "away", "three", "3",
+                                                   "all", "multiple", "views", "panels", "go",
+                                                   "return", "normal", "size", "make", "them",
+                                                   "way", "switch"})
         ctx.iv_mode = "small_views"
         steps = [Step("IV.ZOOM_OUT", {})]
         rest = iv_moves(c, ctx)
@@ -727,8 +752,9 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
                                and window is None and c.has("view", "image", "only", "just")
                                and not c.has("move", "go")):
-        c.use_words(ZOOM_IN_WORDS | {"zoom", "in", "into", "on", "onto", "make", "it",
-                                     "main", "full", "screen", "up", "blow"})
+        c.use_words(ZOOM_IN_WORDS | SHOW_VERBS | {"zoom", "in", "into", "on", "onto", "make",
+                                                  "it", "main", "full", "screen", "up",
+                                                  "blow"})
         if "zoom" in c.words or c.has(*ZOOM_IN_WORDS):
             pass
         if len(named) >= 1 and not moves:
@@ -822,6 +848,8 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
         if took and (positions or kind in ("lung", "lungs", "lobe", "lobes")) and not (
                 kind == "side" and not positions):
             c.use(*took)
+            if i > 0 and toks[i - 1] in ("whole", "entire", "all", "complete", "both"):
+                c.use(i - 1)
             sides = ["left", "right"] if side in (None, "both") else [side]
             if positions:
                 for pos in positions:
@@ -898,7 +926,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.ar_target, ctx.ar_target_set = None, True
         return [Step("AR.RESET", {})]
     if intent == "zoom_out":
-        c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away"})
+        c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away", "all", "way", "again",
+                                      "go", "further"})
         count = _repeat_count(c)
         return [Step("AR.ZOOM_OUT", {}) for _ in range(count)]
     if intent == "zoom_in":
@@ -923,10 +952,11 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             "motion", "animation")):
         if c.has(*STOP_WORDS_ROT) or c.has("no"):
             c.use_words(STOP_WORDS_ROT | ROTATE_VERBS | {"no", "the", "it", "moving", "motion",
-                                                         "animation", "model"})
+                                                         "animation", "model", "hold"})
             return [Step("AR.ROTATE", {"direction": "static"})]
         c.use_words(ROTATE_VERBS | {"to", "the", "it", "model", "direction", "side", "degrees",
-                                    "full", "circle", "all", "way", "axis", "around"})
+                                    "full", "circle", "all", "way", "axis", "around", "make",
+                                    "start", "keep", "slowly"})
         text = " ".join(c.toks)
         direction = None
         if re.search(r"\bvertical axis\b", text):
@@ -944,6 +974,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                 direction = "horizontal"
             elif c.has("flip", "tumble", "somersault"):
                 direction = "vertical"
+            elif c.has("spin", "spinning", "revolve", "orbit", "turntable"):
+                direction = "horizontal"  # spinning is the turntable turn
             else:
                 direction = "horizontal"
                 ctx.notes.append("rotation without a direction: turning horizontally")
@@ -965,7 +997,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if keys:
         params["structures"] = _expand(keys)
         only = c.use_words(ONLY_WORDS)
-        add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "another"}) \
+        add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "another",
+                           "readd"}) \
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
             or c.use_phrase(("along", "with"))
         question = c.has("where", "which") and not c.has("show", "display")
@@ -1057,7 +1090,8 @@ def ir_fields(c: Clause) -> list[str] | None:
 
 
 def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
-    c.use_words({"info", "information", "fields", "field", "details", "data", "box",
+    c.use_words({"conditions", "diseases", "problems", "illnesses", "disease", "condition",
+                 "info", "information", "fields", "field", "details", "data", "box",
                  "textbox", "sheet", "clinical", "chart", "values", "value", "record", "patient",
                  "pt", "her", "she", "his", "he", "text", "panel", "overlay", "result",
                  "results", "test", "tests", "numbers", "stats", "characteristics"})
@@ -1077,7 +1111,7 @@ def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if fields is not None and set(fields) != set(IR_ALL_FIELDS):
         params["fields"] = fields
         only = c.use_words(ONLY_WORDS)
-        add = c.use_words({"add", "also", "too", "include", "additionally", "plus"}) \
+        add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "readd"}) \
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition"))
         if add and not only:
             params["op"] = "add"
@@ -1137,15 +1171,42 @@ _PARTICLE_VERBS = {"bring", "pull", "put", "open", "show", "call", "pop", "load"
                    "light", "set", "give", "hand", "turn", "switch"}
 
 
+# Multi-word expressions read as one word before anything else (longest first).
+_CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
+    (r"\bbody mass index\b|\bbody mass\b", "bmi"),
+    (r"\bfull screen\b|\bfull size\b|\bwhole screen\b", "fullscreen"),
+    (r"\bblow (it |this |that )?up\b", "enlarge"),
+    (r"\bclose up\b|\bcloser look\b", "closer"),
+    (r"\b(all )?(3|three) (small )?(views|panels|images|planes)\b", "small views"),
+    (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b",
+     "zoom out"),
+    (r"\b(bring|put|add) back\b", "readd"),
+    (r"\bput (the |them |it )?(\w+ )?back\b(?! to)", "readd \\2"),
+    (r"\bdefault view\b|\bnormal view\b|\bstandard view\b|\bhome view\b",
+     "surgical view"),
+    (r"\boperated (for|on for)\b", "diagnosis"),
+    (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
+     r"(diseases?|conditions?|illness(es)?|problems?)\b", "comorbidities"),
+    (r"\b(what|which) (disease|illness|condition|cancer)\b", "diagnosis"),
+    (r"\blung (model|anatomy|3d|reconstruction|rendering)\b", "model"),
+    (r"\b3d lungs?\b", "3d"),
+    (r"\bpull up\b|\bbring up\b|\bput up\b|\bopen up\b|\bpop up\b|\bcall up\b",
+     "show"),
+)]
+
+
+def _canonical(text: str) -> str:
+    for pat, rep in _CANON:
+        text = pat.sub(rep, text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def _drop_particles(tokens: list[str]) -> list[str]:
-    """"bring up the model", "pull up the CT": the particle is not a direction."""
+    """Particles that are not directions ("turn it up" stays: it may be a rotation)."""
     out: list[str] = []
     for i, t in enumerate(tokens):
         prev = tokens[i - 1] if i else ""
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-        if t == "up" and prev in _PARTICLE_VERBS - {"turn", "switch"}:
-            continue
-        if t == "back" and prev in ("bring", "put", "show", "give") and nxt not in ("to",):
+        if t == "up" and prev in _PARTICLE_VERBS - {"turn", "switch", "show"}:
             continue
         out.append(t)
     return out
@@ -1166,13 +1227,14 @@ class LexiconTier:
 
     # -- route -----------------------------------------------------------------------------
     def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
-        tokens = _drop_particles(tokens_of(corrected))
+        tokens = _drop_particles(tokens_of(_canonical(corrected)))
         repeat_of = None
         if tokens and _is_repeat(tokens):
             prev = self._last_real(memory)
-            if prev is not None:
-                repeat_of = prev
-                tokens = tokens_of(prev)
+            if prev is None:
+                return Analysis(corrected, [], None)  # nothing to repeat
+            repeat_of = prev
+            tokens = _drop_particles(tokens_of(_canonical(prev)))
         clauses = split_clauses(tokens)
         routed: list[RoutedClause] = []
         for c in clauses:
@@ -1196,6 +1258,11 @@ class LexiconTier:
     def _route(self, c: Clause, intent: str, before: list[RoutedClause], state: ConsoleState,
                memory: Memory) -> tuple[str | None, str]:
         scores = agent_scores(c.words)
+        # the tumour question goes to the model when the model is what is being used
+        if scores.pop("tumor_q", 0) and (memory.last_agent or state.agent) == "AR" \
+                and state.ar.visible:
+            scores["AR"] += 3
+            scores["IR"] = 0
         # plain directions and numbers hint at the CT
         weak_iv = sum(1 for t in c.words if t in DIRECTIONS or _is_num(t) or t in NAMED_POS)
         best = max(scores, key=scores.__getitem__)
@@ -1215,6 +1282,8 @@ class LexiconTier:
                         return a, "words"
                     return a, "words"
         last = memory.last_agent or state.agent
+        if weak_iv and intent == "rotate":
+            return "AR", "words"
         if weak_iv:
             bare = {t for t in c.toks if t not in FILLER}
             if last == "AR" and bare and bare <= _BARE_DIRECTION | {"view", "side", "more"} \
@@ -1225,7 +1294,7 @@ class LexiconTier:
                 return "AR", "carried"
             if before and before[-1].agent in ("IV",):
                 return "IV", "carried"
-            return "IV", "words"
+            return "IV", "weak"
         if before and before[-1].agent and intent in CAPABLE[before[-1].agent]:
             return before[-1].agent, "carried"
         if last and intent in CAPABLE[last]:
@@ -1291,9 +1360,25 @@ class LexiconTier:
         conf -= 0.17 * len(leftovers)
         if any(s in ("state", "guess") for s in sources):
             conf -= 0.2
+        if leftovers and any(s in ("memory", "state", "guess", "carried", "weak")
+                             for s in sources):
+            conf -= 0.3  # no word named the agent and some words were not understood
         if guessed:
             conf -= 0.12
         return round(max(0.05, min(conf, 0.99)), 3)
+
+
+# Every word the grammar reads: the validator counts a sentence with one of them as a command.
+VOCABULARY: frozenset[str] = frozenset(
+    set(PLANE_WORDS) | set(DIRECTIONS) | set(SIGN_WORDS) | set(NAMED_POS) | set(WINDOWS)
+    | set(REPEAT_COUNTS) | set(AR_VIEW_WORDS) | ROTATE_VERBS | set(ROTATE_DIRS)
+    | STOP_WORDS_ROT | set(STRUCT_WORDS) | set(LOBE_POS) | set(FIELD_WORDS) | OP_WORDS
+    | (SHOW_VERBS - QUESTION_WORDS - {"let", "need", "want", "get", "give", "put", "see",
+                                      "look", "tell", "check"})
+    | (HIDE_VERBS - {"off", "away", "without", "rid", "drop", "lose", "kill", "cancel"})
+    | RESET_VERBS | ZOOM_IN_WORDS | ZOOM_OUT_WORDS | IR_STRONG | IV_STRONG | AR_STRONG
+    | {"zoom", "add", "readd", "move", "scroll", "slice", "slices"}
+)
 
 
 def merge_steps(steps: list[Step]) -> list[Step]:
@@ -1327,6 +1412,6 @@ def _merge_show(a: Step, b: Step) -> Step | None:
 
 
 __all__ = [
-    "ACCEPT", "Analysis", "Clause", "LexiconTier", "agent_scores", "ar_structures",
+    "ACCEPT", "VOCABULARY", "Analysis", "Clause", "LexiconTier", "agent_scores", "ar_structures",
     "clause_intent", "ir_fields", "iv_moves", "merge_steps", "split_clauses",
 ]

@@ -20,6 +20,7 @@ from functools import lru_cache
 
 import jellyfish
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 # ---------------------------------------------------------------------------------------------
 # normalisation
@@ -336,7 +337,7 @@ _CONFUSIONS: dict[str, tuple[str, str]] = {
     "interior": ("anterior", "always"), "tracheae": ("trachea", "always"),
     "trachia": ("trachea", "always"), "bronchus": ("bronchi", "always"),
     "bronchia": ("bronchi", "always"), "bronco": ("bronchi", "always"),
-    "broncos": ("bronchi", "always"), "bronchial": ("bronchi", "always"),
+    "broncos": ("bronchi", "always"),
     "tumour": ("tumor", "always"), "tumours": ("tumors", "always"), "tumer": ("tumor", "always"),
     "pfts": ("pft", "always"), "bmis": ("bmi", "always"), "initialise": ("initialize", "always"),
     "centre": ("center", "always"), "co": ("co", "never"),
@@ -505,25 +506,31 @@ def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]
     return tokens, []
 
 
+def _max_edits(n: int) -> int:
+    return 1 if n <= 6 else 2 if n <= 9 else 3
+
+
 def _fuzzy(tok: str, lex: Lexicon) -> str | None:
-    """A domain word the token most likely stands for, or None. Conservative on purpose."""
+    """A domain word the token most likely stands for, or None. Conservative on purpose:
+    few edits for the length (transpositions count once) and the sound must agree too."""
     if len(tok) < 4 or not tok.isalpha():
         return None
-    best = process.extractOne(tok, lex.words, scorer=fuzz.ratio, score_cutoff=72)
+    best = process.extractOne(tok, lex.words, scorer=OSA.distance,
+                              score_cutoff=_max_edits(len(tok)))
     if best is None:
         return None
-    word, score, _ = best
+    word, _, _ = best
     if word == tok or len(word) < 4:
         return None
     meta_t, meta_w = jellyfish.metaphone(tok), jellyfish.metaphone(word)
-    sound = max(fuzz.ratio(meta_t, meta_w),
-                100.0 if jellyfish.nysiis(tok) == jellyfish.nysiis(word) else 0.0)
-    # Both the spelling and the sound must agree; the first letter rarely changes in ASR.
-    if score >= 85 and sound >= 60:
-        return word
-    if score >= 72 and sound >= 80 and tok[0] == word[0]:
-        return word
-    return None
+    same_sound = meta_t == meta_w or jellyfish.nysiis(tok) == jellyfish.nysiis(word)
+    # Short words must sound the same ("cornal" ~ coronal, not "clean" ~ clear); long ones
+    # may differ a little in sound as well.
+    if len(tok) <= 6:
+        ok = same_sound
+    else:
+        ok = same_sound or fuzz.ratio(meta_t, meta_w) >= 75
+    return word if ok and (tok[0] == word[0] or same_sound) else None
 
 
 def correct(text: str, lexicon: Lexicon | None = None) -> CorrectionResult:
@@ -566,14 +573,16 @@ def correct(text: str, lexicon: Lexicon | None = None) -> CorrectionResult:
 # ---------------------------------------------------------------------------------------------
 
 # Noise the recogniser returns for silence, and fillers that carry no command.
+# ("Thank you" alone is a Whisper hallucination on silence too, but said aloud it is a
+# closing remark: it is treated as out-of-scope chatter, not as silence.)
 _EMPTY_WORDS = {
-    "", "um", "uh", "umm", "uhm", "hmm", "hm", "mm", "mhm", "ah", "er", "erm", "eh", "oh",
-    "you", "thank", "thanks", "for", "watching", "the", "a", "so", "okay", "ok", "bye", "yeah",
-    "music", "silence", "noise", "blank", "inaudible", "applause", "laughter", "cough",
+    "", "um", "uh", "umm", "uhm", "uhh", "hmm", "hm", "mm", "mhm", "mmm", "ah", "er", "erm",
+    "eh", "oh", "so", "the", "a", "silence", "noise", "blank", "inaudible", "applause",
+    "laughter", "static", "background", "audio", "sound", "breathing", "sigh", "pause",
 }
 _EMPTY_PHRASES = {
-    "", "thank you", "thanks for watching", "thank you for watching", "you", "bye",
-    "music", "silence", "inaudible", "blank audio", "noise", "okay", "ok", "yeah",
+    "", "you", "music", "silence", "inaudible", "blank audio", "noise", "background noise",
+    "no speech", "nothing",
 }
 
 # Topics we do not handle: (pattern, plain reason). Checked on word boundaries; any hit rejects
@@ -610,7 +619,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"weekend|birthday party|who are you|your name|how long",
      "that is conversation, not a console command"),
     (r"blood type|blood group|allerg\w*|medication\w*|medicine\w*|drugs?|antibiotic\w*|"
-     r"lab results?|labs|hemoglobin|haemoglobin|platelets?|creatinine|potassium|sodium|"
+     r"lab results?|labs?|laboratory|hemoglobin|haemoglobin|platelets?|creatinine|potassium|sodium|"
      r"glucose|inr|coagulation|blood loss|transfusion|consent|insurance|address|"
      r"phone number|next of kin|family|smok\w*|alcohol|frozen section|patholog\w*|"
      r"biopsy results?|histology|lactate|bicarbonate|electrolytes?",
@@ -665,11 +674,13 @@ def is_empty(text: str) -> bool:
     return all(x in _EMPTY_WORDS for x in toks) and len(toks) <= 3
 
 
-def validate(text: str, extra_fields: Iterable[str] = ()) -> Validity:
+def validate(text: str, extra_fields: Iterable[str] = (),
+             vocabulary: frozenset[str] | set[str] = frozenset()) -> Validity:
     """Is a corrected command in scope? Empty/silent input is its own outcome.
 
     ``extra_fields`` names the clinical sheet's extra columns (e.g. "allergies" where a hospital
     keeps them): a request for one of those is in scope even if the topic is otherwise not.
+    ``vocabulary`` adds the words of a grammar tier that make a sentence a console command.
     """
     if is_empty(text):
         return Validity(True, EMPTY_REASON, empty=True)
@@ -683,7 +694,7 @@ def validate(text: str, extra_fields: Iterable[str] = ()) -> Validity:
         if any(hit in e or e in hit for e in extras):
             continue
         return Validity(False, f"Out of scope: {why} ('{hit}').")
-    if not _has_domain_content(text):
+    if not _has_domain_content(text, vocabulary):
         m = _CHATTER.search(text)
         if m:
             return Validity(False, "Out of scope: that is conversation, not a console command "
@@ -702,14 +713,17 @@ _CONTENT = DOMAIN_WORDS | {
     "stop", "where", "move", "go", "add", "diagnosed", "operated", "above", "below",
     "behind", "underneath", "beneath", "closer", "perspective", "angle", "rear",
     "views", "dx", "pmh", "ax", "cor", "sag", "ant", "post", "lat", "info", "fields",
-    "cancer", "lesion", "mass", "fev1", "fvc", "dlco", "lingula", "windpipe", "trachea",
-    "demographics", "history", "static", "still", "freeze",
+    "procedure", "disease", "diseases", "conditions", "illness", "illnesses",
+    "minimize", "maximize", "minimise", "maximise", "continue", "further", "keep", "farther",
+    "fullscreen", "full", "lingula", "bronchial", "tilt", "freeze", "still", "planned",
+    "cancer", "lesion", "mass", "fev1", "fvc", "dlco", "windpipe", "trachea",
+    "demographics", "history", "static",
 }
 
 
-def _has_domain_content(text: str) -> bool:
+def _has_domain_content(text: str, vocabulary: frozenset[str] | set[str] = frozenset()) -> bool:
     toks = tokens_of(text)
-    return any(t in _CONTENT or _NUM_RE.match(t) for t in toks)
+    return any(t in _CONTENT or t in vocabulary or _NUM_RE.match(t) for t in toks)
 
 
 __all__ = [
