@@ -1112,8 +1112,16 @@ def _http_detail(exc: urllib.error.HTTPError) -> str:
 
 
 # ------------------------------------------------------------------ factory
-def make_runtime(config: Mapping[str, Any] | None = None) -> LLMRuntime:
-    """The configured runtime.
+_SHARED: dict[str, LLMRuntime] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def make_runtime(config: Mapping[str, Any] | None = None, *, shared: bool = True) -> LLMRuntime:
+    """The configured runtime; by default one shared instance per configuration.
+
+    Sharing matters: the LLM tier, the visa strategy and the benchmark may each ask for a
+    runtime, and every local instance would otherwise load its own ~1.2 GB model and keep its
+    own prefix cache.
 
     Keys (all optional): ``backend`` ("local" | "remote"; remote when a URL is set),
     ``url``/``model``/``api_key``/``response_format`` for a server (env ``VISA_LLM_URL``,
@@ -1123,6 +1131,15 @@ def make_runtime(config: Mapping[str, Any] | None = None) -> LLMRuntime:
     ``persist``.
     """
     cfg = dict(config or {})
+    if shared:
+        key = json.dumps({**cfg, "_env": [os.environ.get(k) for k in (
+            "VISA_LLM_URL", "VISA_LLM_MODEL", "VISA_LLM_MODEL_ID", "VISA_LLM_THREADS",
+            "VISA_CACHE_DIR")]}, sort_keys=True, default=str)
+        with _SHARED_LOCK:
+            rt = _SHARED.get(key)
+            if rt is None:
+                rt = _SHARED[key] = make_runtime(cfg, shared=False)
+            return rt
     url = cfg.get("url") or os.environ.get("VISA_LLM_URL")
     backend = cfg.get("backend") or ("remote" if url else "local")
     if backend == "remote":

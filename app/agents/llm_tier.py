@@ -213,6 +213,19 @@ class LLMTier:
         decision.diagnostics["ms"] = round((time.monotonic() - t0) * 1000, 1)
         return decision
 
+    def ask(self, text: str, state: ConsoleState, memory: Memory, agents: Sequence[str],
+            timeout_s: float | None = None) -> Decision:
+        """One decision call with exactly these agents' actions shown (no fallback).
+
+        The visa strategy's per-agent stage uses this: its router has already chosen.
+        """
+        calls: list[dict[str, Any]] = []
+        deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
+        decision = self._ask(text.strip(), state, memory, agents, deadline, None, calls)
+        decision.diagnostics["llm_calls"] = calls
+        decision.diagnostics["llm"] = calls[-1] if calls else {}
+        return decision
+
     def _ask(self, text: str, state: ConsoleState, memory: Memory, agents: Sequence[str],
              deadline: float, on_step: StepFn | None, calls: list[dict[str, Any]]) -> Decision:
         sp = prompts.decision_prompt(agents)

@@ -306,6 +306,8 @@ VISA_ORCHESTRATOR = StagePrompt(
     + "\nRules:\n" + "\n".join(f"{s} -> {f}" for s, f in VISA_RULES.items())
     + "\nReply with JSON only.",
     (("status: no audio recorded", '{"record_audio":0.97,"speech_to_text":0.03}'),
+     ("status: command valid, agent not chosen",
+      '{"route_to_agent":0.93,"correct_and_validate":0.07}'),
      ("status: command routed to the AR agent", '{"AR_agent":0.95,"route_to_agent":0.05}')),
 )
 
