@@ -26,7 +26,7 @@ from app.core.registry import Actor, CommandRegistry, CommandResult
 from app.core.state import ConsoleState
 
 # Below this confidence no tier's decision is carried out: the command counts as not understood.
-FLOOR = 0.5
+FLOOR = 0.55
 
 
 @dataclass

@@ -74,6 +74,10 @@ WINDOWS = {
     "mediastinal": "mediastinum", "soft": "soft_tissue", "tissue": "soft_tissue",
     "bone": "bone", "bony": "bone", "skeletal": "bone",
 }
+_VAGUE_POS = {"start", "end", "beginning"}
+# words that may stand between a direction and its step ("down by another 10")
+_STEP_GLUE = {"by", "another", "additional", "extra", "a", "further", "more", "the", "of",
+              "about", "around", "like", "roughly", "approximately", "exactly", "just"}
 REPEAT_COUNTS = {"once": 1, "twice": 2, "thrice": 3, "double": 2, "triple": 3}
 
 AR_VIEW_WORDS = {
@@ -128,6 +132,11 @@ FIELD_WORDS = {
     "weight": ("weight",), "weigh": ("weight",), "weighs": ("weight",), "heavy": ("weight",),
     "wt": ("weight",), "bmi": ("bmi",), "pft": ("pft",), "pfts": ("pft",),
     "spirometry": ("pft",), "fev1": ("pft",), "fvc": ("pft",), "dlco": ("pft",),
+    "scheduled": ("operation_date",), "summary": (), "overview": (), "profile": (),
+    "diabetes": ("comorbidities",), "diabetic": ("comorbidities",),
+    "hypertension": ("comorbidities",), "hypertensive": ("comorbidities",),
+    "copd": ("comorbidities",), "asthma": ("comorbidities",), "emphysema": ("comorbidities",),
+    "hyperlipidemia": ("comorbidities",), "dyslipidemia": ("comorbidities",),
     "physical": ("height", "weight", "bmi"), "anthropometric": ("height", "weight", "bmi"),
     "anthropometrics": ("height", "weight", "bmi"), "physique": ("height", "weight", "bmi"),
 }
@@ -160,7 +169,7 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
 OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative"}
 
 # Verbs and cue words
-SHOW_VERBS = {"readd", "show", "display", "open", "see", "view", "visualize", "visualise", "present",
+SHOW_VERBS = {"remind", "visible", "readd", "show", "display", "open", "see", "view", "visualize", "visualise", "present",
               "check", "load", "activate", "enable", "launch", "reveal", "unhide", "bring",
               "pull", "put", "give", "look", "let", "need", "want", "get", "tell", "list",
               "read", "pop", "what", "how", "where", "which", "who", "when"}
@@ -376,14 +385,15 @@ def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
 # routing
 # ---------------------------------------------------------------------------------------------
 
-IR_STRONG = set(FIELD_WORDS) | {"comorbidities", "diagnosis", "info", "information", "fields", "field", "details",
+IR_STRONG = set(FIELD_WORDS) | {"summary", "overview", "profile", "comorbidities",
+                                 "diagnosis", "info", "information", "fields", "field", "details",
                                  "demographics", "location", "box", "sheet", "clinical",
                                  "chart", "operation", "surgery", "procedure", "date",
                                  "values", "textbox", "data", "record"}
 IV_STRONG = set(PLANE_WORDS) | {"ct", "scan", "scans", "slice", "slices", "plane", "planes",
                                 "window", "mediastinum", "mediastinal", "mpr", "dicom",
                                 "radiology", "cts", "level", "windowing"}
-AR_STRONG = set(STRUCT_WORDS) | {"bronchial", "3d", "model", "anatomy", "reconstruction", "rendering",
+AR_STRONG = set(STRUCT_WORDS) | {"tumorlobe", "bronchial", "3d", "model", "anatomy", "reconstruction", "rendering",
                                  "hologram", "lobe", "lobes", "lung", "lungs", "structures",
                                  "structure", "rotate", "rotation", "spin", "swing",
                                  "vertically", "horizontally", "lobar", "segmentation",
@@ -479,11 +489,13 @@ def clause_intent(c: Clause) -> str:
     if s & (ROTATE_VERBS - {"turn"}) or re.search(r"\bturn (it|the model|\w+ )?(left|right|"
                                                    r"up|down|around|horizontal|vertical)", text):
         return "rotate"
-    if s & {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
-            "without", "exclude", "deactivate", "wipe", "eliminate", "drop", "lose",
-            "cancel", "kill", "unshow"} or \
-            re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away|down)\b|\bget rid\b|"
-                      r"\btake away\b|\bshut (it |them )?down\b", text):
+    hide_words = {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
+                  "exclude", "deactivate", "wipe", "eliminate", "drop", "lose", "cancel", "kill",
+                  "unshow"}
+    if s & hide_words or ("without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
+            re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
+                      r"\btake away\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
+                      r"\b(turn|switch) (it |them |\w+ )?off\b", text):
         return "hide"
     if "add" in s:
         return "add"
@@ -572,6 +584,18 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     absolute_hint = False  # "to", "at", "slice": the next number is a slice index
     orphans: list[tuple[int, Any]] = []  # (token index, value) with no plane
     dir_events: list[list[Any]] = []  # [plane, sign, count, step or None, token index]
+    # "all the way down": to the end of that direction's plane
+    for k in range(n - 2):
+        if toks[k:k + 2] == ["the", "way"] and k > 0 and toks[k - 1] == "all":
+            j = k + 2
+            while j < n and toks[j] in ("to", "the"):
+                j += 1
+            if j < n and toks[j] in DIRECTIONS:
+                dplane, dsign = DIRECTIONS[toks[j]]
+                moves[dplane] = "max" if dsign > 0 else "min"
+                c.use(k - 1, k, k + 1, *range(k + 2, j + 1))
+                toks = [t if not c.used[x] or x < k - 1 or x > j else "" for x, t in
+                        enumerate(toks)]
     all_planes = bool(c.has("all", "every", "planes", "everything")) and not any(
         t in PLANE_WORDS for t in toks)
     i = 0
@@ -620,9 +644,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             absolute_hint = t in ("to", "at", "slice", "number", "position", "index")
             if t in ("slice", "number", "position", "index", "image"):
                 c.use(i)
-        elif t == "by":
+        elif t in ("by", "another", "additional", "extra"):
             c.use(i)
-            if sign is None:
+            if sign is None and t == "by" and not (dir_events and dir_events[-1][3] is None):
                 sign = 1
         elif _is_num(t) and nxt not in ("times", "time"):
             v, s = _num_value(t)
@@ -644,8 +668,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                         moves[p] = value
                         rel.pop(p, None)
                 pending_filled = True
-            elif dir_events and dir_events[-1][3] is None and dir_events[-1][4] >= i - 2:
-                dir_events[-1][3] = v  # "left 20", "up by 15"
+            elif dir_events and dir_events[-1][3] is None and all(
+                    x in _STEP_GLUE for x in toks[dir_events[-1][4] + 1:i]):
+                dir_events[-1][3] = v  # "left 20", "up by 15", "down by another 10"
             else:
                 if isinstance(value, int) and not absolute_hint and sign is None and \
                         nxt in ("slices", "steps"):
@@ -653,6 +678,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 else:
                     orphans.append((i, value))
             sign, absolute_hint = None, False
+        elif t in _VAGUE_POS and not (nxt in ("slice", "slices", "plane", "image") or any(
+                w in PLANE_WORDS or w in ("slice", "ct", "scan") for w in toks)):
+            pass  # "start the timer": start/end name a slice only next to slice words
         elif t in NAMED_POS and not (t in ("top", "bottom") and nxt in ("view",)) and not (
                 t in ("middle", "mid", "lower", "upper") and nxt in ("lobe", "lobes")) and not (
                 t in ("first", "last") and nxt in ("command", "one", "time")):
@@ -741,6 +769,9 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                                                    "way", "switch"})
         ctx.iv_mode = "small_views"
         steps = [Step("IV.ZOOM_OUT", {})]
+        if not any(t in PLANE_WORDS or _is_num(t) for t in c.toks):
+            c.use_words({"back", "down"})  # "shrink it back down"
+            return steps
         rest = iv_moves(c, ctx)
         if rest:
             steps.append(Step("IV.SHOW_MOVE", rest))
@@ -814,6 +845,11 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                 continue
             i += 1
             continue
+        if t == "tumorlobe":
+            out.extend(tumor_lobes or LOBES)
+            c.use(i)
+            i += 1
+            continue
         if t == "bronchial" and i + 1 < n and toks[i + 1] == "tree":
             out.append("trachea_bronchia")
             c.use(i, i + 1)
@@ -884,11 +920,13 @@ def _expand(keys: Iterable[str]) -> list[str]:
 def _ar_view(c: Clause) -> str | None:
     toks = c.toks
     text = " ".join(toks)
-    m = re.search(r"\b(?:from|look at it from|seen from|viewed from)( the)? (\w+)", text)
-    if m and m.group(2) in AR_VIEW_WORDS:
-        word = m.group(2)
+    m = re.search(r"\b(?:from|look at it from|seen from|viewed from)( the)?"
+                  r"( patient| patients| her| his| its| their| our)? (\w+)", text)
+    if m and m.group(3) in AR_VIEW_WORDS:
+        word = m.group(3)
         idx = toks.index(word)
         c.use(idx)
+        c.use_words({"patient", "patients"})
         c.use_words({"from", "look", "seen", "viewed", "side", "view", "perspective", "angle",
                      "lateral"})
         return AR_VIEW_WORDS[word]
@@ -905,6 +943,17 @@ def _ar_view(c: Clause) -> str | None:
             if i + 1 < len(toks) and toks[i + 1] in AR_VIEW_WORDS and t != "side":
                 c.use(i, i + 1)
                 return AR_VIEW_WORDS[toks[i + 1]]
+    m = re.search(r"\b(see|show|view) (me )?(the |its |it from the )?(back|front|top|bottom|"
+                  r"underside|rear|left side|right side)\b", text)
+    if m and re.search(r"\b(turn|rotate|spin|so|can|view|look)\b", text):
+        word = m.group(4).split()[0]
+        c.use(toks.index(word))
+        c.use_words({"see", "so", "turn", "rotate", "side", "underside", "view"})
+        return AR_VIEW_WORDS.get(word, "inferior")
+    if re.search(r"\b(from|at) the side\b|\bside view\b|\blateral view\b|\bfrom the lateral\b",
+                 text):
+        c.use_words({"from", "side", "lateral", "view", "look", "at"})
+        return "left"  # a lateral view with no side named: the standard left lateral
     for i, t in enumerate(toks):
         if t in ("behind", "above", "below", "underneath", "beneath"):
             c.use(i)
@@ -932,7 +981,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         return [Step("AR.ZOOM_OUT", {}) for _ in range(count)]
     if intent == "zoom_in":
         c.use_words(ZOOM_IN_WORDS | {"zoom", "in", "into", "on", "onto", "toward", "towards",
-                                     "get", "go", "move", "come", "up", "the"})
+                                     "get", "go", "move", "come", "up", "the", "make", "bring",
+                                     "it", "look", "give", "take"})
         count = _repeat_count(c)
         keys = ar_structures(c, tumor_lobes)
         target = keys[0] if keys else None
@@ -991,6 +1041,23 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.ar_target, ctx.ar_target_set = None, True
         return [Step("AR.REMOVE", {})]
     # show / add / view / question / move (bare directions after the model was used)
+    cut = next((i for i, t in enumerate(c.toks) if t in (
+        "except", "without", "excluding", "but", "minus", "apart") and i > 0), None)
+    if cut is not None:
+        head = Clause(c.toks[:cut])
+        tail = Clause(c.toks[cut + 1:])
+        pos = _expand(ar_structures(head, tumor_lobes))
+        neg = _expand(ar_structures(tail, tumor_lobes))
+        if neg:
+            c.used[:cut] = head.used
+            c.used[cut + 1:] = tail.used
+            c.use(cut)
+            c.use_words(SHOW_VERBS | {"all", "everything", "from", "the", "me", "but"})
+            if not pos and c.has("everything", "all"):
+                pos = list(AR_STRUCTURES)
+            if pos:
+                return [Step("AR.SHOW", {"structures": [k for k in pos if k not in neg]})]
+            return [Step("AR.SHOW", {"structures": neg, "op": "remove"})]
     keys = ar_structures(c, tumor_lobes)
     view = _ar_view(c)
     params: dict[str, Any] = {}
@@ -1024,8 +1091,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if view:
         params["view"] = view
     c.use_words(SHOW_VERBS | {"all", "everything", "go", "switch", "change", "to", "up", "on",
-                              "bring", "back", "me", "with", "and", "can", "we", "look",
-                              "does", "how", "it", "like", "seen"})
+                              "bring", "me", "with", "and", "can", "we", "look", "does", "how",
+                              "it", "like", "seen", "out"})
     if c.has("everything", "all") and not keys and not c.has("view"):
         params["structures"] = list(AR_STRUCTURES)
     return [Step("AR.SHOW", params)]
@@ -1059,8 +1126,8 @@ def ir_fields(c: Clause) -> list[str] | None:
             c.use(i)
             if nxt in ("date", "day", "time", "scheduled") or c.has("when", "date", "day"):
                 out.append("operation_date")
-                c.use_words({"date", "day", "when", "scheduled", "time"})
-                if c.has("name", "type", "planned", "kind", "what") and not c.has("when"):
+                c.use_words({"date", "day", "when", "scheduled", "time", "what"})
+                if c.has("name", "type", "planned", "kind"):
                     out.append("operation_name")
                     c.use_words({"name", "type", "planned", "kind"})
             else:
@@ -1091,6 +1158,7 @@ def ir_fields(c: Clause) -> list[str] | None:
 
 def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     c.use_words({"conditions", "diseases", "problems", "illnesses", "disease", "condition",
+                 "summary", "overview", "profile", "about", "remind", "of", "any", "known",
                  "info", "information", "fields", "field", "details", "data", "box",
                  "textbox", "sheet", "clinical", "chart", "values", "value", "record", "patient",
                  "pt", "her", "she", "his", "he", "text", "panel", "overlay", "result",
@@ -1137,6 +1205,7 @@ class Analysis:
     text: str
     clauses: list[RoutedClause]
     repeat_of: str | None = None  # a repeat ("again") resolved to this earlier command
+    step_override: int | None = None  # "20 more": the repeated move with this step
 
     @property
     def agent(self) -> str | None:
@@ -1185,10 +1254,22 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bdefault view\b|\bnormal view\b|\bstandard view\b|\bhome view\b",
      "surgical view"),
     (r"\boperated (for|on for)\b", "diagnosis"),
+    (r"\bwhat is wrong\b|\bwhy (is|are|does|do) (she|he|the patient|they|we)\b[^,]*\b"
+     r"(surgery|operation|procedure|operated|here|having)\b", "diagnosis"),
+    (r"\bback to (normal|default|defaults|the default|the beginning|start|original)\b|"
+     r"\bstart over\b|\bfrom scratch\b", "reset"),
+    (r"\bupside down\b|\bflip (it |the model |this )?(over|around)?\b|\bhead over heels\b",
+     "rotate vertically"),
+    (r"\bpoint out\b|\bhighlight\b|\bindicate\b|\bmark\b", "readd"),
     (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
      r"(diseases?|conditions?|illness(es)?|problems?)\b", "comorbidities"),
     (r"\b(what|which) (disease|illness|condition|cancer)\b", "diagnosis"),
     (r"\blung (model|anatomy|3d|reconstruction|rendering)\b", "model"),
+    # the lobe holding the tumour (from the clinical data)
+    (r"\b(tumor|tumors|affected|diseased|target|involved|cancer|tumor bearing) (lobe|lobes)\b|"
+     r"(?<!upper )(?<!lower )(?<!middle )\b(lobe|lobes) (with|containing|that has|holding|of) "
+     r"the (tumor|nodule|lesion|cancer)\b",
+     "tumorlobe"),
     (r"\b3d lungs?\b", "3d"),
     (r"\bpull up\b|\bbring up\b|\bput up\b|\bopen up\b|\bpop up\b|\bcall up\b",
      "show"),
@@ -1229,7 +1310,16 @@ class LexiconTier:
     def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
         tokens = _drop_particles(tokens_of(_canonical(corrected)))
         repeat_of = None
-        if tokens and _is_repeat(tokens):
+        step_override = None
+        core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")]
+        if len(core) == 2 and any(_is_num(t) and t[0] not in "+-" for t in core) and \
+                set(core) & {"more", "another", "further", "again"}:
+            prev = self._last_real(memory)
+            if prev is not None:  # "20 more", "another 10"
+                step_override = int(next(t for t in core if _is_num(t)))
+                repeat_of = prev
+                tokens = _drop_particles(tokens_of(_canonical(prev)))
+        if tokens and repeat_of is None and _is_repeat(tokens):
             prev = self._last_real(memory)
             if prev is None:
                 return Analysis(corrected, [], None)  # nothing to repeat
@@ -1241,17 +1331,21 @@ class LexiconTier:
             intent = clause_intent(c)
             agent, source = self._route(c, intent, routed, state, memory)
             routed.append(RoutedClause(c, agent, intent, source))
-        # a clause with no cue and nothing before it may take the agent of the clause after it
+        # a clause that memory cannot serve may take the agent named by the clause after it
         for i, rc in enumerate(routed):
-            if rc.source in ("guess",) and i + 1 < len(routed) and routed[i + 1].agent and \
-                    rc.intent in CAPABLE[routed[i + 1].agent]:
-                rc.agent, rc.source = routed[i + 1].agent, "lookahead"
-        return Analysis(corrected, routed, repeat_of)
+            nxt = routed[i + 1] if i + 1 < len(routed) else None
+            if rc.source in ("state", "guess") and nxt is not None and nxt.agent and \
+                    nxt.source == "words" and rc.intent in CAPABLE[nxt.agent]:
+                rc.agent, rc.source = nxt.agent, "lookahead"
+        return Analysis(corrected, routed, repeat_of, step_override)
 
     @staticmethod
     def _last_real(memory: Memory) -> str | None:
         for text in reversed(memory.recent):
-            if not _is_repeat(tokens_of(text)):
+            toks = tokens_of(text)
+            core = [t for t in toks if t not in FILLER and t not in ("slices", "slice", "steps")]
+            more = len(core) == 2 and set(core) & {"more", "another", "further", "again"}
+            if not _is_repeat(toks) and not more:
                 return text
         return None
 
@@ -1264,7 +1358,8 @@ class LexiconTier:
             scores["AR"] += 3
             scores["IR"] = 0
         # plain directions and numbers hint at the CT
-        weak_iv = sum(1 for t in c.words if t in DIRECTIONS or _is_num(t) or t in NAMED_POS)
+        weak_iv = sum(1 for t in c.words if t in DIRECTIONS or _is_num(t) or (
+            t in NAMED_POS and t not in _VAGUE_POS))
         best = max(scores, key=scores.__getitem__)
         if scores[best] > 0:
             ranked = sorted(scores, key=scores.__getitem__, reverse=True)
@@ -1286,7 +1381,9 @@ class LexiconTier:
             return "AR", "words"
         if weak_iv:
             bare = {t for t in c.toks if t not in FILLER}
-            if last == "AR" and bare and bare <= _BARE_DIRECTION | {"view", "side", "more"} \
+            bare -= SHOW_VERBS - QUESTION_WORDS
+            if last == "AR" and bare and bare <= _BARE_DIRECTION | {"view", "side", "more",
+                                                                   "from", "look"} \
                     and not before:
                 return "AR", "memory"
             if before and before[-1].agent == "AR" and bare <= _BARE_DIRECTION | {
@@ -1335,6 +1432,10 @@ class LexiconTier:
             steps.extend(part)
             leftovers.extend(c.leftover())
         steps = merge_steps(steps)
+        if analysis.step_override is not None:
+            steps = _with_step(steps, analysis.step_override)
+            if not steps:
+                leftovers.append(str(analysis.step_override))
         conf = self._confidence(steps, leftovers, sources, guessed)
         agent = steps[0].action_id.split(".")[0] if steps else (
             analysis.agent or memory.last_agent)
@@ -1377,8 +1478,21 @@ VOCABULARY: frozenset[str] = frozenset(
                                       "look", "tell", "check"})
     | (HIDE_VERBS - {"off", "away", "without", "rid", "drop", "lose", "kill", "cancel"})
     | RESET_VERBS | ZOOM_IN_WORDS | ZOOM_OUT_WORDS | IR_STRONG | IV_STRONG | AR_STRONG
-    | {"zoom", "add", "readd", "move", "scroll", "slice", "slices"}
+    | {"zoom", "add", "readd", "move", "scroll", "slice", "slices", "side", "lateral",
+       "upside", "flip", "remind", "highlight"}
 )
+
+
+def _with_step(steps: list[Step], step: int) -> list[Step]:
+    """The repeated relative CT move, with a new step size ("20 more")."""
+    if len(steps) != 1 or steps[0].action_id != "IV.SHOW_MOVE":
+        return []
+    rel = {p: v for p, v in steps[0].params.items() if isinstance(v, str) and v[:1] in "+-"}
+    if len(rel) != 1:
+        return []
+    (plane, v), = rel.items()
+    sign = -1 if v.startswith("-") else 1
+    return [Step("IV.SHOW_MOVE", {plane: _rel(sign * step)})]
 
 
 def merge_steps(steps: list[Step]) -> list[Step]:

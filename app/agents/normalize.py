@@ -310,7 +310,7 @@ modules noodle rule later letter latter laterally axis axes
 _CONFUSIONS: dict[str, tuple[str, str]] = {
     "city": ("ct", "ct"), "cities": ("ct", "ct"), "citi": ("ct", "ct"), "sitty": ("ct", "ct"),
     "cti": ("ct", "ct"), "cty": ("ct", "ct"), "scity": ("ct", "ct"),
-    "corona": ("coronal", "always"), "coronel": ("coronal", "always"),
+    "corona": ("coronal", "cmd"), "coronel": ("coronal", "always"),
     "colonel": ("coronal", "plane"), "coroner": ("coronal", "plane"),
     "coronary": ("coronal", "plane"), "carnal": ("coronal", "plane"),
     "write": ("right", "side"), "rite": ("right", "side"), "wright": ("right", "side"),
@@ -325,16 +325,16 @@ _CONFUSIONS: dict[str, tuple[str, str]] = {
     "loads": ("lobes", "lobe"), "lows": ("lobes", "lobe"), "lob": ("lobe", "lobe"),
     "love": ("lobe", "lobe"), "loeb": ("lobe", "lobe"), "globe": ("lobe", "lobe"),
     "lobs": ("lobes", "lobe"), "robe": ("lobe", "lobe"),
-    "sagittarius": ("sagittal", "always"), "sagital": ("sagittal", "always"),
+    "sagittarius": ("sagittal", "cmd"), "sagital": ("sagittal", "always"),
     "saggital": ("sagittal", "always"), "sagittle": ("sagittal", "always"),
     "digital": ("sagittal", "plane"), "sagittally": ("sagittal", "always"),
-    "axle": ("axial", "always"), "axel": ("axial", "always"), "axil": ("axial", "always"),
-    "axiel": ("axial", "always"), "excel": ("axial", "always"), "actual": ("axial", "plane"),
+    "axle": ("axial", "cmd"), "axel": ("axial", "cmd"), "axil": ("axial", "cmd"),
+    "axiel": ("axial", "always"), "excel": ("axial", "cmd"), "actual": ("axial", "plane"),
     "access": ("axial", "plane"), "axis": ("axial", "plane"), "x": ("axial", "plane_noun"),
-    "noodle": ("nodule", "always"), "noodles": ("nodules", "always"),
+    "noodle": ("nodule", "cmd"), "noodles": ("nodules", "cmd"),
     "module": ("nodule", "structure"), "modules": ("nodules", "structure"),
     "nodal": ("nodule", "structure"), "nodular": ("nodule", "structure"),
-    "interior": ("anterior", "always"), "tracheae": ("trachea", "always"),
+    "interior": ("anterior", "cmd"), "tracheae": ("trachea", "always"),
     "trachia": ("trachea", "always"), "bronchus": ("bronchi", "always"),
     "bronchia": ("bronchi", "always"), "bronco": ("bronchi", "always"),
     "broncos": ("bronchi", "always"),
@@ -437,6 +437,24 @@ _CLAUSE_START = {"", ",", "and", "then", "also", "please", "now", "next", "and t
 _NUM_RE = re.compile(r"^[+-]?\d+(th|st|nd|rd)?$")
 
 
+_COMMAND_CUES = {
+    "show", "display", "open", "hide", "remove", "clear", "reset", "zoom", "rotate", "turn",
+    "spin", "move", "go", "scroll", "add", "enlarge", "magnify", "view", "slice", "slices",
+    "plane", "scan", "ct", "model", "3d", "lobe", "lobes", "lung", "lungs", "up", "down",
+    "left", "right", "forward", "back", "axial", "coronal", "sagittal", "nodule", "nodules",
+    "airway", "middle", "max", "min", "to", "plus", "minus", "and", "the",
+}
+
+
+def _commandish(toks: list[str], i: int) -> bool:
+    """Does the rest of the sentence read as a console command (or is it very short)?"""
+    others = [t for j, t in enumerate(toks) if j != i and t != ","]
+    if len(others) <= 2:
+        return True
+    strong = _COMMAND_CUES - {"to", "and", "the", "up", "down", "back", "right", "left"}
+    return any(t in strong or _NUM_RE.match(t) for t in others)
+
+
 def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
     prev = toks[i - 1] if i > 0 else ""
     nxt = toks[i + 1] if i + 1 < len(toks) else ""
@@ -446,12 +464,14 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
         return True
     if kind == "never":
         return False
+    if kind == "cmd":
+        return _commandish(toks, i)
     if kind == "ct":
         # "city" is CT wherever the sentence is a console command (or the whole utterance).
         verbs = {"show", "display", "open", "remove", "hide", "reset", "zoom", "close", "clear",
                  "bring", "pull", "put", "scan", "scans", "image", "images", "view", "views",
-                 "slice", "slices", "move", "initialize", "the", "on", "up"}
-        return len(toks) == 1 or bool(rest & verbs) or nxt in ("scan", "image", "view")
+                 "slice", "slices", "move", "initialize"}
+        return len(toks) <= 2 or bool(rest & verbs) or nxt in ("scan", "image", "view")
     if kind == "plane":
         return (nxt in _PLANE_CTX or bool(_NUM_RE.match(nxt)) or prev in ("zoom", "on")
                 and nxt in ("", "view", "plane", ",", "and"))
@@ -480,7 +500,8 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
     if kind == "lobe":
         return prev in ("upper", "lower", "middle", "superior", "inferior", "this", "which")
     if kind == "structure":
-        return prev in ("the", "show", "add", "hide", "remove", "lung", "on", "to", "and")
+        return prev in ("the", "show", "add", "hide", "remove", "lung", "on", "to", "and") and \
+            _commandish(toks, i)
     return False
 
 
@@ -526,10 +547,7 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
     same_sound = meta_t == meta_w or jellyfish.nysiis(tok) == jellyfish.nysiis(word)
     # Short words must sound the same ("cornal" ~ coronal, not "clean" ~ clear); long ones
     # may differ a little in sound as well.
-    if len(tok) <= 6:
-        ok = same_sound
-    else:
-        ok = same_sound or fuzz.ratio(meta_t, meta_w) >= 75
+    ok = same_sound if len(tok) <= 6 else same_sound or fuzz.ratio(meta_t, meta_w) >= 75
     return word if ok and (tok[0] == word[0] or same_sound) else None
 
 
