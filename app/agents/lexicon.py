@@ -1427,10 +1427,15 @@ class LexiconTier:
                 part = decide_ar(c, ctx, intent)
             else:
                 part = decide_ir(c, ctx, intent)
-            guessed = guessed or bool(getattr(c, "_guess", False))
+            left = c.leftover()
+            # a clause with no verb read as "show" while words went unread: the verb was
+            # probably one of those words ("do the fnord with the model")
+            implicit_show = intent == "show" and not set(c.words) & SHOW_VERBS
+            guessed = guessed or bool(getattr(c, "_guess", False)) or (implicit_show and
+                                                                       bool(left))
             ctx.agent = agent
             steps.extend(part)
-            leftovers.extend(c.leftover())
+            leftovers.extend(left)
         steps = merge_steps(steps)
         if analysis.step_override is not None:
             steps = _with_step(steps, analysis.step_override)

@@ -1,0 +1,600 @@
+"""The lexicon tier and the fast interpreter against the behaviour contract (DESIGN §4, §5.3).
+
+Each test speaks commands into a fresh console (CT 128×512×512, tumour in the right upper
+lobe) through ``FastInterpreter`` and the command registry, and checks the decided actions in
+trace form and the resulting state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.agents.decision import Decision, Memory, Tier
+from app.agents.interpreter import FastInterpreter, Interpretation, apply
+from app.agents.lexicon import LexiconTier, merge_steps, split_clauses
+from app.agents.normalize import tokens_of
+from app.core.registry import Actor, CommandRegistry, Step
+from app.core.state import CaseContext, ConsoleState
+from app.core.vocab import IR_ALL_FIELDS, LOBES
+
+SIZE = (("axial", 128), ("coronal", 512), ("sagittal", 512))
+
+
+class Console:
+    def __init__(self, interpreter: FastInterpreter | None = None) -> None:
+        self.state = ConsoleState()
+        self.state.set_case(CaseContext(iv_size=SIZE, tumor_lobes=("right_upper_lobe",)))
+        self.reg = CommandRegistry(self.state)
+        self.memory = Memory()
+        self.interp = interpreter or FastInterpreter()
+        self.last: Interpretation | None = None
+
+    def say(self, text: str) -> list[tuple[str, dict[str, Any]]]:
+        it = self.interp.interpret(text, self.state, self.memory)
+        self.last = it
+        res = apply(it, self.reg, Actor(source="voice"), self.memory)
+        assert res is None or res.ok, res.message
+        return [(s.action_id, dict(s.params)) for s in it.decision.steps] if it.valid else []
+
+    @property
+    def snap(self) -> dict[str, Any]:
+        return self.state.snapshot()
+
+
+@pytest.fixture
+def con() -> Console:
+    return Console()
+
+
+def only(con: Console, text: str) -> tuple[str, dict[str, Any]]:
+    acts = con.say(text)
+    assert len(acts) == 1, acts
+    return acts[0]
+
+
+# ---------------------------------------------------------------- IV
+@pytest.mark.parametrize("text, params", [
+    ("coronal plus 100", {"coronal": "+100"}),
+    ("sagittal minus 30", {"sagittal": "-30"}),
+    ("cor plus 40", {"coronal": "+40"}),
+    ("sag minus 100", {"sagittal": "-100"}),
+    ("ax 80", {"axial": 80}),
+    ("sagittal 200", {"sagittal": 200}),
+    ("move axial to 120", {"axial": 120}),
+    ("go to axial slice number sixty", {"axial": 60}),
+    ("move to 10, 20, 50", {"axial": 10, "coronal": 20, "sagittal": 50}),
+    ("move to ten twenty fifty", {"axial": 10, "coronal": 20, "sagittal": 50}),
+    ("coronal max", {"coronal": "max"}),
+    ("sagittal minimum", {"sagittal": "min"}),
+    ("take the coronal back to the center", {"coronal": "middle"}),
+    ("go to the last axial slice", {"axial": "max"}),
+    ("go to the first coronal slice", {"coronal": "min"}),
+    ("what is at the very top of the scan", {"axial": "max"}),
+    ("center all planes", {"axial": "middle", "coronal": "middle", "sagittal": "middle"}),
+    ("increase axial by 12", {"axial": "+12"}),
+    ("decrease the coronal by 40", {"coronal": "-40"}),
+    ("move the axial plane up by 25", {"axial": "+25"}),
+    ("move sagittal to the left by 15", {"sagittal": "-15"}),
+    ("scroll all the way down", {"axial": "min"}),
+])
+def test_iv_slice_moves(con, text, params):
+    con.say("show the ct")
+    assert only(con, text) == ("IV.SHOW_MOVE", params)
+
+
+@pytest.mark.parametrize("text, params", [
+    ("left left left", {"sagittal": "-30"}),
+    ("right", {"sagittal": "+10"}),
+    ("right right", {"sagittal": "+20"}),
+    ("forward forward", {"coronal": "+20"}),
+    ("move back", {"coronal": "-10"}),
+    ("posterior 20", {"coronal": "-20"}),
+    ("anterior", {"coronal": "+10"}),
+    ("move up", {"axial": "+10"}),
+    ("up twice", {"axial": "+20"}),
+    ("move left three times", {"sagittal": "-30"}),
+    ("move down 20", {"axial": "-20"}),
+    ("move inferior 15", {"axial": "-15"}),
+    ("right 50", {"sagittal": "+50"}),
+    ("30 slices up", {"axial": "+30"}),
+    ("down, down", {"axial": "-20"}),
+    ("down by another 10", {"axial": "-10"}),
+])
+def test_iv_direction_words_follow_the_display_convention(con, text, params):
+    con.say("show the ct")
+    assert only(con, text) == ("IV.SHOW_MOVE", params)
+
+
+def test_iv_first_show_is_middle_slices_and_relative_moves_from_there(con):
+    assert con.say("show the CT") == [("IV.SHOW_MOVE", {})]
+    assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 256, "sagittal": 256}
+    con.say("coronal plus 100")
+    assert con.snap["iv"]["pos"]["coronal"] == 356
+    con.say("axial 300")  # clamped
+    assert con.snap["iv"]["pos"]["axial"] == 127
+
+
+def test_iv_zoom_in_with_and_without_a_plane(con):
+    con.say("show the ct")
+    con.say("move up")
+    assert only(con, "zoom in") == ("IV.ZOOM_IN_MOVE", {"plane": "axial"})  # last moved
+    assert con.snap["iv"]["mode"] == "zoom_view"
+    assert only(con, "zoom in on the sagittal") == ("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})
+    assert only(con, "enlarge the coronal view") == ("IV.ZOOM_IN_MOVE", {"plane": "coronal"})
+    assert only(con, "make the axial big") == ("IV.ZOOM_IN_MOVE", {"plane": "axial"})
+    assert only(con, "zoom cor") == ("IV.ZOOM_IN_MOVE", {"plane": "coronal"})
+    assert only(con, "zoom out") == ("IV.ZOOM_OUT", {})
+    assert con.snap["iv"]["mode"] == "small_views"
+    assert only(con, "zoom in") == ("IV.ZOOM_IN_MOVE", {"plane": "coronal"})  # last main
+
+
+def test_iv_moving_in_zoom_view_makes_the_moved_plane_main(con):
+    con.say("show the ct")
+    con.say("zoom in on the axial")
+    assert only(con, "sagittal 200") == ("IV.SHOW_MOVE", {"sagittal": 200})
+    assert con.snap["iv"]["mode"] == "zoom_view" and con.snap["iv"]["main"] == "sagittal"
+
+
+@pytest.mark.parametrize("text", ["smaller views", "zoom out", "back to small views",
+                                  "show all three views", "shrink it"])
+def test_iv_small_views(con, text):
+    con.say("show the ct")
+    con.say("zoom in on the axial")
+    assert only(con, text) == ("IV.ZOOM_OUT", {})
+
+
+@pytest.mark.parametrize("text, action", [
+    ("remove all CT", "IV.REMOVE"), ("remove the CT", "IV.REMOVE"), ("close the ct", "IV.REMOVE"),
+    ("put the ct away", "IV.REMOVE"), ("reset the CT", "IV.RESET"),
+    ("initialize the ct", "IV.RESET"),
+])
+def test_iv_remove_and_reset(con, text, action):
+    con.say("show the ct")
+    con.say("coronal plus 100")
+    assert only(con, text) == (action, {})
+    if action == "IV.RESET":
+        assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 256, "sagittal": 256}
+        assert con.snap["iv"]["mode"] == "small_views"
+    else:
+        assert con.snap["iv"]["mode"] == "none"
+
+
+def test_iv_windows(con):
+    con.say("show the ct")
+    assert only(con, "show the mediastinal window") == ("IV.SHOW_MOVE", {"window": "mediastinum"})
+    assert only(con, "back to the lung window") == ("IV.SHOW_MOVE", {"window": "lung"})
+    assert con.state.iv.window == "lung"
+
+
+def test_repeat_words_repeat_the_last_command(con):
+    con.say("show the ct")
+    con.say("move up")
+    assert only(con, "a bit more") == ("IV.SHOW_MOVE", {"axial": "+10"})
+    con.say("posterior 20")
+    assert only(con, "again") == ("IV.SHOW_MOVE", {"coronal": "-20"})
+    assert only(con, "twenty more") == ("IV.SHOW_MOVE", {"coronal": "-20"})
+    assert only(con, "another 5") == ("IV.SHOW_MOVE", {"coronal": "-5"})
+    assert con.snap["iv"]["pos"]["coronal"] == 256 - 20 - 20 - 20 - 5
+
+
+def test_repeat_with_nothing_to_repeat_is_not_understood(con):
+    assert con.say("again") == []
+    assert not con.last.valid
+
+
+# ---------------------------------------------------------------- AR
+def test_ar_first_show_is_tumour_lobe_nodules_airway(con):
+    assert con.say("show the 3D model") == [("AR.SHOW", {})]
+    ar = con.snap["ar"]
+    assert ar["structures"] == ["lung_nodules", "right_upper_lobe", "trachea_bronchia"]
+    assert (ar["view"], ar["rotation"], ar["zoom_level"]) == ("surgical", "static", 0)
+
+
+@pytest.mark.parametrize("text, params", [
+    ("show the left lung", {"structures": ["left_lower_lobe", "left_upper_lobe"]}),
+    ("show the right lung",
+     {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]}),
+    ("show RUL", {"structures": ["right_upper_lobe"]}),
+    ("show LLL only", {"structures": ["left_lower_lobe"]}),
+    ("show the airway only", {"structures": ["trachea_bronchia"]}),
+    ("show the right upper lobe with the nodule",
+     {"structures": ["lung_nodules", "right_upper_lobe"]}),
+    ("show the right upper and lower lobes",
+     {"structures": ["right_lower_lobe", "right_upper_lobe"]}),
+    ("show the upper lobes", {"structures": ["left_upper_lobe", "right_upper_lobe"]}),
+    ("show the bronchial tree", {"structures": ["trachea_bronchia"]}),
+    ("show the tumour lobe", {"structures": ["right_upper_lobe"]}),
+    ("show all the lobes", {"structures": sorted(LOBES)}),
+    ("add the airway", {"structures": ["trachea_bronchia"], "op": "add"}),
+    ("add RML and RLL", {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "add"}),
+    ("also show the nodules", {"structures": ["lung_nodules"], "op": "add"}),
+    ("show the airway and the nodules too",
+     {"structures": ["lung_nodules", "trachea_bronchia"], "op": "add"}),
+    ("can we see the left lung as well?",
+     {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"}),
+    ("hide the RML and RLL",
+     {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "remove"}),
+    ("remove the nodules", {"structures": ["lung_nodules"], "op": "remove"}),
+    ("everything except the airway",
+     {"structures": sorted(set(LOBES) | {"lung_nodules"})}),
+])
+def test_ar_structures_groups_and_abbreviations(con, text, params):
+    con.say("show the 3d model")
+    action, got = only(con, text)
+    assert action == "AR.SHOW"
+    assert {**got, "structures": sorted(got["structures"])} == params
+
+
+@pytest.mark.parametrize("text, view", [
+    ("show the anterior view", "anterior"), ("view from the posterior side", "posterior"),
+    ("look at it from above", "superior"), ("view from the right", "right"),
+    ("inferior view", "inferior"), ("surgical view", "surgical"),
+    ("ant view", "anterior"), ("post view", "posterior"), ("right lat view", "right"),
+    ("how does it look from behind?", "posterior"), ("top view", "superior"),
+    ("view it from the patient's left", "left"), ("default view", "surgical"),
+])
+def test_ar_views_reset_rotation(con, text, view):
+    con.say("show the 3d model")
+    con.say("rotate horizontally")
+    assert only(con, text) == ("AR.SHOW", {"view": view})
+    assert con.snap["ar"]["view"] == view and con.snap["ar"]["rotation"] == "static"
+
+
+@pytest.mark.parametrize("text, direction", [
+    ("rotate to the left", "left"), ("rotate right", "right"), ("rotate up", "up"),
+    ("rotate down", "down"), ("rotate horizontally", "horizontal"),
+    ("spin it vertically", "vertical"), ("stop the rotation", "static"),
+    ("turn the model left", "left"), ("give it a spin", "horizontal"),
+    ("stop spinning", "static"), ("flip it over", "vertical"),
+])
+def test_ar_rotations(con, text, direction):
+    con.say("show the 3d model")
+    assert only(con, text) == ("AR.ROTATE", {"direction": direction})
+    assert con.snap["ar"]["rotation"] == direction
+
+
+def test_ar_zoom_targets_stack_and_floor(con):
+    con.say("show the 3d model")
+    assert only(con, "zoom in on the RUL") == ("AR.ZOOM_IN", {"target": "right_upper_lobe"})
+    assert only(con, "zoom in to the nodule") == ("AR.ZOOM_IN", {"target": "lung_nodules"})
+    assert only(con, "zoom in") == ("AR.ZOOM_IN", {"target": "lung_nodules"})  # current target
+    assert con.snap["ar"]["zoom_level"] == 3
+    assert con.say("zoom out twice") == [("AR.ZOOM_OUT", {}), ("AR.ZOOM_OUT", {})]
+    assert con.snap["ar"]["zoom_target"] == "right_upper_lobe"
+    con.say("zoom out")
+    con.say("zoom out")  # the scale never goes below 1
+    assert con.snap["ar"]["zoom_level"] == 0 and con.snap["ar"]["zoom_target"] is None
+
+
+@pytest.mark.parametrize("text, target", [
+    ("zoom in to the right lower lobe", "right_lower_lobe"),
+    ("zoom in on the airway", "trachea_bronchia"),
+    ("zoom into the tumour", "lung_nodules"),
+    ("zoom in on the right lung", "right_lung"),
+    ("give me a closer look at the nodule", "lung_nodules"),
+    ("zoom in on the right upper", "right_upper_lobe"),
+])
+def test_ar_zoom_in_with_a_target(con, text, target):
+    con.say("show the model")
+    assert only(con, text) == ("AR.ZOOM_IN", {"target": target})
+
+
+@pytest.mark.parametrize("text", ["hide the model", "hide the 3D model", "remove the 3d model",
+                                  "get rid of the model"])
+def test_ar_remove(con, text):
+    con.say("show the 3d model")
+    assert only(con, text) == ("AR.REMOVE", {})
+    assert con.snap["ar"]["visible"] is False
+
+
+def test_ar_reset(con):
+    con.say("show the left lung")
+    con.say("rotate left")
+    con.say("zoom in")
+    assert only(con, "reset the model") == ("AR.RESET", {})
+    ar = con.snap["ar"]
+    assert ar["structures"] == ["lung_nodules", "right_upper_lobe", "trachea_bronchia"]
+    assert (ar["view"], ar["rotation"], ar["zoom_level"]) == ("surgical", "static", 0)
+
+
+# ---------------------------------------------------------------- IR
+@pytest.mark.parametrize("text, fields", [
+    ("how old is the patient?", ["age", "sex"]),
+    ("what's her BMI?", ["bmi"]),
+    ("what are the lung function values?", ["pft"]),
+    ("what's her FEV1?", ["pft"]),
+    ("show the operation date", ["operation_date"]),
+    ("what's the diagnosis?", ["diagnosis"]),
+    ("show dx", ["diagnosis"]),
+    ("what comorbidities does she have?", ["comorbidities"]),
+    ("what's her medical history?", ["comorbidities"]),
+    ("sex age", ["age", "sex"]),
+    ("is the patient male or female", ["age", "sex"]),
+    ("show the tumor location", ["tumor_location"]),
+    ("which lobe is the tumor in", ["tumor_location"]),
+    ("where is the tumour?", ["tumor_location"]),
+    ("how tall is she?", ["height"]),
+    ("what does the patient weigh?", ["weight"]),
+    ("show physical and PFT info", ["bmi", "height", "pft", "weight"]),
+    ("show BMI and PFT", ["bmi", "pft"]),
+    ("what's the body mass index", ["bmi"]),
+    ("what surgery is planned", ["operation_name"]),
+    ("when is the operation", ["operation_date"]),
+    ("any history of hypertension", ["comorbidities"]),
+    ("what's wrong with the patient", ["diagnosis"]),
+])
+def test_ir_fields(con, text, fields):
+    assert only(con, text) == ("IR.SHOW", {"fields": fields})
+    shown = set(con.snap["ir"]["fields"])
+    assert set(fields) <= shown and con.snap["ir"]["visible"]
+
+
+@pytest.mark.parametrize("text", ["show the patient information", "show all fields",
+                                  "pt info please", "show all patient fields",
+                                  "tell me about the patient"])
+def test_ir_show_all(con, text):
+    assert only(con, text) == ("IR.SHOW", {})
+    assert con.snap["ir"]["fields"] == sorted(IR_ALL_FIELDS)
+
+
+def test_ir_add_remove_hide_reset(con):
+    con.say("show BMI")
+    assert only(con, "add FEV1") == ("IR.SHOW", {"fields": ["pft"], "op": "add"})
+    assert con.snap["ir"]["fields"] == ["bmi", "pft"]
+    assert only(con, "also show height and weight") == (
+        "IR.SHOW", {"fields": ["height", "weight"], "op": "add"})
+    assert only(con, "remove the BMI") == ("IR.SHOW", {"fields": ["bmi"], "op": "remove"})
+    assert con.snap["ir"]["fields"] == ["height", "pft", "weight"]
+    assert only(con, "hide the info box") == ("IR.HIDE", {})
+    assert con.snap["ir"]["visible"] is False
+    assert only(con, "reset") == ("IR.RESET", {})
+    assert con.snap["ir"]["fields"] == sorted(IR_ALL_FIELDS)
+
+
+def test_ir_asking_for_age_or_sex_shows_both(con):
+    only(con, "what's the patient's gender")
+    assert con.snap["ir"]["fields"] == ["age", "sex"]
+
+
+# ---------------------------------------------------------------- memory and context
+def test_bare_zoom_in_goes_to_the_previous_agent(con):
+    con.say("show the 3d model")
+    assert only(con, "zoom in") == ("AR.ZOOM_IN", {})
+    con.say("show the ct")
+    con.say("move up")
+    assert only(con, "zoom in") == ("IV.ZOOM_IN_MOVE", {"plane": "axial"})
+
+
+@pytest.mark.parametrize("first, bare, expected", [
+    ("show the patient info", "reset", "IR.RESET"),
+    ("show the patient info", "remove", "IR.HIDE"),
+    ("show the patient info", "clear", "IR.HIDE"),
+    ("show the ct", "initialize", "IV.RESET"),
+    ("show the ct", "remove", "IV.REMOVE"),
+    ("show the 3d model", "reset", "AR.RESET"),
+    ("show the 3d model", "remove all", "AR.REMOVE"),
+    ("show the 3d model", "erase all", "AR.REMOVE"),
+])
+def test_bare_commands_resolve_to_the_previous_agent(con, first, bare, expected):
+    con.say(first)
+    assert only(con, bare)[0] == expected
+
+
+def test_words_naming_an_agent_win_over_memory(con):
+    con.say("show the 3d model")
+    assert only(con, "zoom in on the coronal") == ("IV.ZOOM_IN_MOVE", {"plane": "coronal"})
+    assert only(con, "reset the model")[0] == "AR.RESET"
+
+
+def test_empty_command_reselects_the_previous_agent_and_keeps_state(con):
+    con.say("show the ct")
+    con.say("coronal plus 100")
+    before = con.snap
+    for silent in ("", "um", "uh..."):
+        assert con.say(silent) == []
+        assert con.last.empty and con.last.valid and con.last.agent == "IV"
+        assert con.snap == before
+    assert con.memory.last_agent == "IV"
+
+
+def test_empty_command_with_no_previous_agent_is_not_a_command(con):
+    con.say("")
+    assert con.last.empty and not con.last.valid and con.last.agent is None
+
+
+def test_memory_keeps_the_last_three_corrected_commands(con):
+    for text in ("show the city scan", "move write", "june in", "sagital 40"):
+        con.say(text)
+    assert con.memory.recent == ["move right", "zoom in", "sagittal 40"]
+    assert con.memory.last_agent == "IV"
+
+
+def test_bare_directions_after_the_model_rotate_or_choose_a_view(con):
+    con.say("show the 3d model")
+    assert only(con, "left") == ("AR.ROTATE", {"direction": "left"})
+    assert only(con, "posterior") == ("AR.SHOW", {"view": "posterior"})
+
+
+# ---------------------------------------------------------------- out of scope
+@pytest.mark.parametrize("text", [
+    "prepare the stapler", "apply suction", "is the patient's vital sign stable?",
+    "what's the heart rate?", "call the anesthesiologist", "show her allergies",
+    "retract the right upper lobe", "turn up the volume", "rotate the camera to the left",
+    "thanks, that's all for now", "staple the RUL bronchus", "show the heart on the model",
+])
+def test_out_of_scope_changes_nothing(con, text):
+    con.say("show the ct")
+    con.say("show the 3d model")
+    con.say("what's her BMI")
+    before = con.snap
+    events: list = []
+    con.state.events.connect(events.append)
+    assert con.say(text) == []
+    it = con.last
+    assert not it.valid and not it.empty and it.agent is None and it.reason
+    assert con.snap == before and events == []
+    assert con.memory.last_agent == "IR"
+
+
+def test_in_scope_but_not_understood_is_low_confidence_not_a_wrong_answer(con):
+    tier = LexiconTier()
+    d = tier.decide("show the fnord gizmo", con.state, con.memory)
+    assert d is not None and d.confidence < 0.75
+    con.say("show the ct")
+    d = tier.decide("turn on the warmer", con.state, con.memory)
+    assert d.confidence < 0.55
+
+
+# ---------------------------------------------------------------- composite commands
+@pytest.mark.parametrize("text, expected", [
+    ("move axial to the middle slice and zoom in",
+     [("IV.SHOW_MOVE", {"axial": "middle"}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"})]),
+    ("move axial to 40 and sagittal to 300",
+     [("IV.SHOW_MOVE", {"axial": 40}), ("IV.SHOW_MOVE", {"sagittal": 300})]),
+    ("sagittal 100 then zoom in on it",
+     [("IV.SHOW_MOVE", {"sagittal": 100}), ("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]),
+    ("show the CT, zoom in on the axial and go to the middle slice",
+     [("IV.SHOW_MOVE", {}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"}),
+      ("IV.SHOW_MOVE", {"axial": "middle"})]),
+    ("zoom in on the tumour and rotate up",
+     [("AR.ZOOM_IN", {"target": "lung_nodules"}), ("AR.ROTATE", {"direction": "up"})]),
+    ("posterior view and rotate horizontally",
+     [("AR.SHOW", {"view": "posterior"}), ("AR.ROTATE", {"direction": "horizontal"})]),
+    ("zoom in on the right lung and then on the nodule",
+     [("AR.ZOOM_IN", {"target": "right_lung"}), ("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+    ("show the 3D model and go to the surgical view", [("AR.SHOW", {"view": "surgical"})]),
+    ("how tall is she and how much does she weigh?",
+     [("IR.SHOW", {"fields": ["height", "weight"]})]),
+    ("what's her age and diagnosis?", [("IR.SHOW", {"fields": ["age", "diagnosis", "sex"]})]),
+])
+def test_composites_same_agent(con, text, expected):
+    con.say("show the ct")
+    con.say("show the 3d model")
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text, expected, agent", [
+    ("hide the patient box and show the CT",
+     [("IR.HIDE", {}), ("IV.SHOW_MOVE", {})], "IV"),
+    ("remove the 3D model and the CT", [("AR.REMOVE", {}), ("IV.REMOVE", {})], "IV"),
+    ("show the CT and the 3D model", [("IV.SHOW_MOVE", {}), ("AR.SHOW", {})], "AR"),
+    ("zoom in on the coronal and rotate the model left",
+     [("IV.ZOOM_IN_MOVE", {"plane": "coronal"}), ("AR.ROTATE", {"direction": "left"})], "AR"),
+    ("reset the CT and the model", [("IV.RESET", {}), ("AR.RESET", {})], "AR"),
+    ("clear the CT and the patient info", [("IV.REMOVE", {}), ("IR.HIDE", {})], "IR"),
+    ("remove the model and show all patient fields", [("AR.REMOVE", {}), ("IR.SHOW", {})], "IR"),
+    ("show the age, hide the 3D model and reset the CT",
+     [("IR.SHOW", {"fields": ["age", "sex"]}), ("AR.REMOVE", {}), ("IV.RESET", {})], "IV"),
+])
+def test_composites_cross_agent(con, text, expected, agent):
+    con.say("show the 3d model")
+    con.say("what is her bmi")
+    assert con.say(text) == expected
+    assert con.last.agent == expected[0][0].split(".")[0]  # routing: the first part's agent
+    assert con.snap["agent"] == agent  # the spoken-last part leaves its agent selected
+
+
+def test_composite_zoom_without_agent_words_uses_memory(con):
+    con.say("show the ct")
+    con.say("move up")
+    assert con.say("zoom out and show the left lung") == [
+        ("IV.ZOOM_OUT", {}), ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})]
+    assert con.say("zoom in and rotate to the left") == [
+        ("AR.ZOOM_IN", {}), ("AR.ROTATE", {"direction": "left"})]
+
+
+def test_composite_part_memory_cannot_serve_takes_the_next_parts_agent(con):
+    con.say("show the ct")
+    con.say("zoom in on the axial")
+    con.say("remove the model and show all patient fields")  # memory: IR, which cannot zoom
+    assert con.say("zoom out and go to the first coronal slice") == [
+        ("IV.ZOOM_OUT", {}), ("IV.SHOW_MOVE", {"coronal": "min"})]
+
+
+def test_split_clauses_keeps_lists_together_and_splits_commands():
+    def parts(text: str) -> list[str]:
+        return [" ".join(c.words) for c in split_clauses(tokens_of(text))]
+    assert parts("show the right upper and lower lobes") == [
+        "show the right upper and lower lobes"]
+    assert parts("move to 10, 20, 50") == ["move to 10 20 50"]
+    assert parts("zoom in and rotate to the left") == ["zoom in", "rotate to the left"]
+    assert parts("show the ct and the age") == ["show the ct", "show the age"]
+    assert parts("zoom in on the lung and then on the nodule") == [
+        "zoom in on the lung", "zoom in on the nodule"]
+    assert parts("uh, show the ct please") == ["show the ct please"]
+
+
+def test_merge_steps_joins_spoken_lists_only_for_show():
+    merged = merge_steps([Step("IR.SHOW", {"fields": ["bmi"]}),
+                          Step("IR.SHOW", {"fields": ["pft"]}),
+                          Step("IV.SHOW_MOVE", {"axial": 4}), Step("IV.SHOW_MOVE", {"coronal": 5})])
+    assert [(s.action_id, dict(s.params)) for s in merged] == [
+        ("IR.SHOW", {"fields": ["bmi", "pft"]}), ("IV.SHOW_MOVE", {"axial": 4}),
+        ("IV.SHOW_MOVE", {"coronal": 5})]
+
+
+# ---------------------------------------------------------------- ASR errors end to end
+@pytest.mark.parametrize("heard, expected", [
+    ("City scan please", [("IV.SHOW_MOVE", {})]),
+    ("corona plus fifty", [("IV.SHOW_MOVE", {"coronal": "+50"})]),
+    ("sagittarius minus thirty", [("IV.SHOW_MOVE", {"sagittal": "-30"})]),
+    ("write write", [("IV.SHOW_MOVE", {"sagittal": "+20"})]),
+    ("move excel to one hundred twenty", [("IV.SHOW_MOVE", {"axial": 120})]),
+    ("Da Vinci, show P F T", [("IR.SHOW", {"fields": ["pft"]})]),
+    ("show the write lower load", [("AR.SHOW", {"structures": ["right_lower_lobe"]})]),
+    ("show the left long", [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})]),
+])
+def test_speech_errors_end_to_end(con, heard, expected):
+    con.say("show the ct")
+    assert con.say(heard) == expected
+
+
+# ---------------------------------------------------------------- the interpreter
+def test_interpretation_reports_stages_tier_and_timings(con):
+    it = con.interp.interpret("Davinci, june in on the sagital", con.state, con.memory)
+    assert it.normalized == "davinci, june in on the sagital"
+    assert it.corrected == "zoom in on the sagittal"
+    assert it.valid and not it.empty and it.agent == "IV" and it.tier == "lexicon"
+    assert {"normalize", "correct", "validate", "route", "decide"} <= set(it.stage_ms)
+    stages = it.trace_stages()
+    assert stages["decide"]["actions"] == [
+        {"agent": "IV", "action": "ZOOM_IN_MOVE", "params": {"plane": "sagittal"}}]
+    assert stages["route"]["agent"] == "IV" and stages["correct"]["valid"] is True
+
+
+class _StubTier:
+    name = "llm"
+
+    def __init__(self, decision: Decision | None) -> None:
+        self.decision = decision
+        self.calls = 0
+
+    def decide(self, corrected: str, state: ConsoleState, memory: Memory) -> Decision | None:
+        self.calls += 1
+        return self.decision
+
+
+def test_low_confidence_asks_later_tiers_and_confident_ones_do_not(con):
+    stub = _StubTier(Decision(True, [Step("AR.ROTATE", {"direction": "left"})], "AR", 0.9,
+                              "llm"))
+    tier: Tier = stub
+    interp = FastInterpreter(tiers=[tier])
+    it = interp.interpret("show the ct", con.state, con.memory)
+    assert it.tier == "lexicon" and stub.calls == 0
+    it = interp.interpret("do the fnord with the model", con.state, con.memory)
+    assert stub.calls == 1 and it.tier == "llm" and it.agent == "AR"
+
+
+def test_fast_tier_latency_is_a_few_milliseconds(con):
+    import time
+    texts = ["move axial to the middle slice and zoom in", "show the right upper lobe with "
+             "the nodule", "Davinci, what's her age and diagnosis?", "left left left"]
+    con.interp.interpret(texts[0], con.state, con.memory)  # warm
+    t0 = time.perf_counter()
+    for _ in range(25):
+        for t in texts:
+            con.interp.interpret(t, con.state, con.memory)
+    per = (time.perf_counter() - t0) / (25 * len(texts)) * 1e3
+    assert per < 5.0, f"{per:.2f} ms per command"
