@@ -83,7 +83,7 @@ class FastInterpreter:
         t0 = time.perf_counter()
         normalized = normalize(text or "")
         t1 = time.perf_counter()
-        fixed = correct(normalized, self.words)
+        fixed = correct(normalized, self.words, VOCABULARY)
         t2 = time.perf_counter()
         validity = validate(fixed.text, self.extra_fields, VOCABULARY)
         t3 = time.perf_counter()

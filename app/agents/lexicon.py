@@ -57,6 +57,7 @@ DIRECTIONS = {
     "down": ("axial", -1), "downward": ("axial", -1), "downwards": ("axial", -1),
     "inferior": ("axial", -1), "inferiorly": ("axial", -1), "caudal": ("axial", -1),
     "caudally": ("axial", -1), "lower": ("axial", -1), "footward": ("axial", -1),
+    "deeper": ("coronal", -1), "shallower": ("coronal", 1),
 }
 SIGN_WORDS = {
     "plus": 1, "increase": 1, "increment": 1, "advance": 1, "next": 1, "further": 1,
@@ -67,7 +68,7 @@ NAMED_POS = {
     "midpoint": "middle", "halfway": "middle", "max": "max", "maximum": "max", "last": "max",
     "top": "max", "end": "max", "topmost": "max", "highest": "max", "min": "min",
     "minimum": "min", "first": "min", "bottom": "min", "start": "min", "beginning": "min",
-    "lowest": "min", "bottommost": "min",
+    "lowest": "min", "bottommost": "min", "midline": "middle", "centerline": "middle",
 }
 WINDOWS = {
     "lung": "lung", "pulmonary": "lung", "parenchyma": "lung", "mediastinum": "mediastinum",
@@ -200,6 +201,7 @@ then and also there here bit little slightly quickly slowly quick do does did ha
 got give see look at to by from patient patients pt her she his he him them they current
 currently actually very really um uh er hey go want lets maybe kind sort thing things same
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
+mind kindly perhaps possibly quick
 hm ah oh doing today going gonna performing here right_now moment quickly guys team folks
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
@@ -390,7 +392,9 @@ IR_STRONG = set(FIELD_WORDS) | {"summary", "overview", "profile", "comorbidities
                                  "demographics", "location", "box", "sheet", "clinical",
                                  "chart", "operation", "surgery", "procedure", "date",
                                  "values", "textbox", "data", "record"}
-IV_STRONG = set(PLANE_WORDS) | {"ct", "scan", "scans", "slice", "slices", "plane", "planes",
+IV_STRONG = set(PLANE_WORDS) | {"images", "imaging", "pictures", "films", "chest", "radiograph",
+                                "radiographs", "tomography", "ct", "scan", "scans", "slice",
+                                "slices", "plane", "planes",
                                 "window", "mediastinum", "mediastinal", "mpr", "dicom",
                                 "radiology", "cts", "level", "windowing"}
 AR_STRONG = set(STRUCT_WORDS) | {"tumorlobe", "bronchial", "3d", "model", "anatomy", "reconstruction", "rendering",
@@ -412,7 +416,8 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
             s["IR"] += 2 if w in ("info", "information", "data", "values", "details", "date",
                                   "record") else 3
         if w in IV_STRONG:
-            s["IV"] += 2 if w in ("level",) else 3
+            s["IV"] += 2 if w in ("level", "images", "imaging", "pictures", "films",
+                                  "chest") else 3
         if w in AR_STRONG:
             s["AR"] += 3
     if re.search(r"\b(lung|pulmonary|respiratory) (function|capacity)", text):
@@ -752,7 +757,9 @@ def _window(c: Clause) -> str | None:
 
 def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     c.use_words({"ct", "scan", "scans", "cts", "views", "view", "image", "images", "mpr",
-                 "dicom", "plane", "planes", "slice", "slices", "radiology", "screen"})
+                 "dicom", "plane", "planes", "slice", "slices", "radiology", "screen",
+                 "imaging", "pictures", "films", "chest", "radiograph", "radiographs",
+                 "tomography", "of"})
     text = " ".join(c.words)
     if intent == "hide":
         c.use_words(HIDE_VERBS | {"all", "everything", "turn", "switch", "take", "get"})
@@ -763,10 +770,10 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.iv_plane, ctx.iv_mode = None, "small_views"
         return [Step("IV.RESET", {})]
     if intent == "zoom_out":
-        c.use_words(ZOOM_OUT_WORDS | SHOW_VERBS | {"zoom", "out", "back", "away", "three", "3",
+        c.use_words(ZOOM_OUT_WORDS | SHOW_VERBS | {"fully", "zoom", "out", "back", "away", "three", "3",
                                                    "all", "multiple", "views", "panels", "go",
                                                    "return", "normal", "size", "make", "them",
-                                                   "way", "switch"})
+                                                   "way", "switch", "restore", "get"})
         ctx.iv_mode = "small_views"
         steps = [Step("IV.ZOOM_OUT", {})]
         if not any(t in PLANE_WORDS or _is_num(t) for t in c.toks):
@@ -978,6 +985,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away", "all", "way", "again",
                                       "go", "further"})
         count = _repeat_count(c)
+        if c.use_words({"fully"}):  # all the way out: pop the whole zoom stack
+            count = max(1, ctx.state.ar.zoom_level)
         return [Step("AR.ZOOM_OUT", {}) for _ in range(count)]
     if intent == "zoom_in":
         c.use_words(ZOOM_IN_WORDS | {"zoom", "in", "into", "on", "onto", "toward", "towards",
@@ -1019,6 +1028,16 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                     direction = ROTATE_DIRS[t]
                     c.use(i)
                     break
+        if direction is None:
+            view = _ar_view(c)
+            if view is None:
+                for i, t in enumerate(c.toks):
+                    if t in ("anterior", "posterior", "superior", "inferior", "surgical"):
+                        view, _ = AR_VIEW_WORDS[t], c.use(i)
+                        break
+            if view is not None:  # "rotate to the anterior view": a viewpoint
+                c.use_words({"to", "the", "view"})
+                return [Step("AR.SHOW", {"view": view})]
         if direction is None:
             if c.has("360", "full", "circle", "around"):
                 direction = "horizontal"
@@ -1090,6 +1109,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                     return [Step("AR.ROTATE", {"direction": ROTATE_DIRS[t]})]
     if view:
         params["view"] = view
+        k = c.index("back")
+        if k >= 0 and k + 1 < len(c.toks) and c.toks[k + 1] == "to":
+            c.use(k)  # "back to the surgical view"
     c.use_words(SHOW_VERBS | {"all", "everything", "go", "switch", "change", "to", "up", "on",
                               "bring", "me", "with", "and", "can", "we", "look", "does", "how",
                               "it", "like", "seen", "out"})
@@ -1249,8 +1271,18 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(all )?(3|three) (small )?(views|panels|images|planes)\b", "small views"),
     (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b",
      "zoom out"),
-    (r"\b(bring|put|add) back\b", "readd"),
-    (r"\bput (the |them |it )?(\w+ )?back\b(?! to)", "readd \\2"),
+    (r"\b(bring|put|add|get) back\b", "readd"),
+    (r"\b(put|bring|get) ((the |them |it |that |those )?(\w+ ){0,2})back\b(?! to)",
+     "readd \\2"),
+    (r"\b(3|three) ?dimensional\b|\b3 dimension\b", "3d"),
+    (r"\btowards? the (head|top)\b|\bcranially\b", "up"),
+    (r"\btowards? the (feet|foot|legs|bottom)\b|\bcaudally\b", "down"),
+    (r"\b(done|finished) with\b", "hide"),
+    (r"\bhold (it |that |this )?(there|still|steady|in place)\b|\bkeep it still\b", "stop"),
+    (r"\bnot so close\b|\btoo close\b|\bpull (it )?back\b|\bpull out\b", "zoom out"),
+    (r"\breset the zoom\b|\bzoom (all the way|completely|fully) out\b|"
+     r"\bzoom out (all the way|completely|fully)\b|\bno zoom\b", "zoom out fully"),
+    (r"\b(a )?(few|couple of|couple|several) (more )?(slices|steps)\b", "slices"),
     (r"\bdefault view\b|\bnormal view\b|\bstandard view\b|\bhome view\b",
      "surgical view"),
     (r"\boperated (for|on for)\b", "diagnosis"),
@@ -1276,9 +1308,28 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
 )]
 
 
+# Inflected forms of the verbs the grammar reads ("would you mind showing the CT").
+_LEMMA = {
+    "showing": "show", "shows": "show", "showed": "show", "shown": "show",
+    "displaying": "display", "displayed": "display", "opening": "open", "opened": "open",
+    "hiding": "hide", "hidden": "hide", "removing": "remove", "removed": "remove",
+    "clearing": "clear", "cleared": "clear", "closing": "close", "closed": "close",
+    "resetting": "reset", "zooming": "zoom", "zoomed": "zoom", "enlarging": "enlarge",
+    "enlarged": "enlarge", "magnifying": "magnify", "magnified": "magnify",
+    "increasing": "increase", "decreasing": "decrease", "scrolling": "scroll",
+    "going": "go", "bringing": "bring", "adding": "add", "added": "add",
+    "rotated": "rotate", "turned": "turn", "spun": "spin", "moved": "move",
+    "nudge": "move", "bump": "move", "scrolls": "scroll", "including": "include",
+    "initialise": "initialize", "initialized": "initialize", "restoring": "restore",
+    "displays": "display", "opens": "open", "zooms": "zoom", "rotates": "rotate",
+    "visualizing": "visualize", "erasing": "erase", "deleting": "delete",
+}
+
+
 def _canonical(text: str) -> str:
     for pat, rep in _CANON:
         text = pat.sub(rep, text)
+    text = " ".join(_LEMMA.get(t, t) for t in text.split())
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -1287,7 +1338,13 @@ def _drop_particles(tokens: list[str]) -> list[str]:
     out: list[str] = []
     for i, t in enumerate(tokens):
         prev = tokens[i - 1] if i else ""
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         if t == "up" and prev in _PARTICLE_VERBS - {"turn", "switch", "show"}:
+            continue
+        # "get the 3D model up", "bring the CT up": a particle closing the clause
+        if t == "up" and nxt in ("", ",", "and", "then", "please") and any(
+                w in ("get", "bring", "put", "pull", "pop") for w in tokens[max(0, i - 5):i]) \
+                and not any(w in ROTATE_VERBS for w in tokens[max(0, i - 5):i]):
             continue
         out.append(t)
     return out
@@ -1382,8 +1439,8 @@ class LexiconTier:
         if weak_iv:
             bare = {t for t in c.toks if t not in FILLER}
             bare -= SHOW_VERBS - QUESTION_WORDS
-            if last == "AR" and bare and bare <= _BARE_DIRECTION | {"view", "side", "more",
-                                                                   "from", "look"} \
+            if last == "AR" and bare and bare <= _BARE_DIRECTION | {
+                    "view", "side", "more", "from", "look", "change", "switch", "go", "turn"} \
                     and not before:
                 return "AR", "memory"
             if before and before[-1].agent == "AR" and bare <= _BARE_DIRECTION | {
@@ -1484,7 +1541,9 @@ VOCABULARY: frozenset[str] = frozenset(
     | (HIDE_VERBS - {"off", "away", "without", "rid", "drop", "lose", "kill", "cancel"})
     | RESET_VERBS | ZOOM_IN_WORDS | ZOOM_OUT_WORDS | IR_STRONG | IV_STRONG | AR_STRONG
     | {"zoom", "add", "readd", "move", "scroll", "slice", "slices", "side", "lateral",
-       "upside", "flip", "remind", "highlight"}
+       "upside", "flip", "remind", "highlight", "head", "feet", "foot", "hold", "pull",
+       "nudge", "deeper", "shallower", "midline", "done", "finished", "imaging", "images",
+       "pictures", "chest", "dimensional", "showing", "displaying", "bring"}
 )
 
 

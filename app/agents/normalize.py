@@ -302,7 +302,9 @@ bleeding breathing moving awake asleep stable unstable allergy allergies medicat
 medications medicine drugs drug type irrigation sponge count specimen bag port ports trocar
 instrument instruments clip clips suture sutures needle scissors grasper forceps retractor
 energy cautery bovie mode actual access excel city corona write june long load low module
-modules noodle rule later letter latter laterally axis axes
+modules noodle rule later letter latter laterally axis axes surgeon surgeons surgical
+operative operating showing shows shown hiding opening closing moving going images imaging
+picture pictures chest head feet foot deeper midline summary nudge mind
 """))
 
 # (heard, meant, context) — ASR confusions of ordinary words with domain words. The context
@@ -551,8 +553,12 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
     return word if ok and (tok[0] == word[0] or same_sound) else None
 
 
-def correct(text: str, lexicon: Lexicon | None = None) -> CorrectionResult:
-    """Repair speech-recognition errors in a normalised text against the domain lexicon."""
+def correct(text: str, lexicon: Lexicon | None = None,
+            protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
+    """Repair speech-recognition errors in a normalised text against the domain lexicon.
+
+    ``protected`` adds words that are right as they are (e.g. a grammar tier's vocabulary).
+    """
     lex = lexicon or DEFAULT_LEXICON
     changes: list[tuple[str, str, str]] = []
     tokens = tokens_of(text)
@@ -575,7 +581,8 @@ def correct(text: str, lexicon: Lexicon | None = None) -> CorrectionResult:
                 changes.append((tok, meant, f"sounds like '{meant}' here"))
                 out[i] = meant
             continue
-        if tok in lex or tok in PROTECTED_WORDS or tok == "," or _NUM_RE.match(tok):
+        if tok in lex or tok in PROTECTED_WORDS or tok in protected or tok == "," or \
+                _NUM_RE.match(tok):
             continue
         cand = _fuzzy(tok, lex)
         if cand is not None:
