@@ -75,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_do_command(args.text, args.do_case, args.state, args.json,
                               strategy=args.do_strategy)
-    if args.command in ("eval", "bench"):
+    if args.command == "eval":
+        from app.eval.harness import run_eval_command
+
+        return run_eval_command(args)
+    if args.command == "bench":
         print(f"visa-console {args.command}: not available yet in this build.", file=sys.stderr)
         return 2
     from app.ui_entry import run_gui
