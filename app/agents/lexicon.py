@@ -60,7 +60,7 @@ DIRECTIONS = {
     "deeper": ("coronal", -1), "shallower": ("coronal", 1),
 }
 SIGN_WORDS = {
-    "plus": 1, "increase": 1, "increment": 1, "advance": 1, "next": 1, "further": 1,
+    "raise": 1, "elevate": 1, "plus": 1, "increase": 1, "increment": 1, "advance": 1, "next": 1, "further": 1,
     "minus": -1, "decrease": -1, "decrement": -1, "reduce": -1, "previous": -1, "prior": -1,
 }
 NAMED_POS = {
@@ -133,6 +133,8 @@ FIELD_WORDS = {
     "weight": ("weight",), "weigh": ("weight",), "weighs": ("weight",), "heavy": ("weight",),
     "wt": ("weight",), "bmi": ("bmi",), "pft": ("pft",), "pfts": ("pft",),
     "spirometry": ("pft",), "fev1": ("pft",), "fvc": ("pft",), "dlco": ("pft",),
+    "man": ("age", "sex"), "woman": ("age", "sex"), "boy": ("age", "sex"),
+    "girl": ("age", "sex"), "born": ("age", "sex"), "birthday": ("age", "sex"),
     "scheduled": ("operation_date",), "summary": (), "overview": (), "profile": (),
     "diabetes": ("comorbidities",), "diabetic": ("comorbidities",),
     "hypertension": ("comorbidities",), "hypertensive": ("comorbidities",),
@@ -188,7 +190,8 @@ ZOOM_OUT_WORDS = {"smaller", "shrink", "minimize", "minimise", "unzoom", "wider"
                   "farther", "reduce", "small"}
 MOVE_VERBS = {"move", "go", "scroll", "step", "jump", "navigate", "shift", "slide", "set",
               "put", "take", "bring", "change", "switch", "page", "flip", "advance", "head",
-              "travel", "skip", "position", "center", "centre", "increase", "decrease"}
+              "travel", "skip", "position", "center", "centre", "increase", "decrease", "push",
+              "raise", "elevate"}
 QUESTION_WORDS = {"what", "how", "where", "which", "who", "when", "whats", "is", "are", "does",
                   "do", "can", "could"}
 REPEAT_WORDS = {"again", "more", "repeat", "another", "further", "same", "keep", "continue"}
@@ -201,7 +204,7 @@ then and also there here bit little slightly quickly slowly quick do does did ha
 got give see look at to by from patient patients pt her she his he him them they current
 currently actually very really um uh er hey go want lets maybe kind sort thing things same
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
-mind kindly perhaps possibly quick
+mind kindly perhaps possibly quick or
 hm ah oh doing today going gonna performing here right_now moment quickly guys team folks
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
@@ -348,7 +351,11 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         prev_agent = _dominant_agent(prev.words)
         seg_agent = _dominant_agent(seg)
         bare_nums = all(_is_num(t) or t in FILLER for t in seg)
-        if bare_nums or (_only_directions(seg) and _only_directions(prev.toks)):
+        core = [t for t in seg if t not in FILLER]
+        prev_core = [t for t in prev.toks if t not in FILLER]
+        repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
+            core[0] in DIRECTIONS and _only_directions(prev.toks) and sep not in SEQ_SEPARATORS
+        if bare_nums or repeated:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
         if not head:
@@ -443,13 +450,17 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
         s["IR"] += 1
     if re.search(r"\b(of|on|in) the (scan|ct)\b", text):
         s["IV"] += 1
+    if re.search(r"\bfrontal (view|side|perspective)\b", text) and not any(
+            _is_num(w) or w in ("slice", "plane", "ct", "scan") for w in ws):
+        s["IV"] = max(0.0, s["IV"] - 3)
+        s["AR"] += 3
     if re.search(r"\b(left|right) (upper|middle|lower)\b|\b(upper|middle|lower) (left|right)\b",
                  text):
         s["AR"] += 3
     if re.search(r"\bturn(ing)? (it|the model|this|that)? ?(to the )?(left|right|up|down|around)"
                  r"\b", text):
         s["AR"] += 3
-    if re.search(r"\b(where|which lobe)\b", text) and re.search(
+    if re.search(r"\b(where|which lobe|which side|what side|which lung)\b", text) and re.search(
             r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) and not re.search(
             r"\b(3d|model|anatomy|reconstruction)\b", text):
         s["IR"] += 3  # "where is the tumour?" asks for the tumour location field
@@ -491,8 +502,9 @@ def clause_intent(c: Clause) -> str:
     if core and core <= STOP_WORDS_ROT | {"rotation", "rotating", "spinning", "moving", "hold",
                                           "motion", "animation", "no", "model"}:
         return "rotate"
-    if s & (ROTATE_VERBS - {"turn"}) or re.search(r"\bturn (it|the model|\w+ )?(left|right|"
-                                                   r"up|down|around|horizontal|vertical)", text):
+    if s & (ROTATE_VERBS - {"turn"}) or re.search(
+            r"\bturn (it |the model |\w+ )?(to the )?(left|right|up|down|around|horizontal\w*|"
+            r"vertical\w*|sideways|over|clockwise|counterclockwise|anticlockwise|360)", text):
         return "rotate"
     hide_words = {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
                   "exclude", "deactivate", "wipe", "eliminate", "drop", "lose", "cancel", "kill",
@@ -1071,7 +1083,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             c.used[:cut] = head.used
             c.used[cut + 1:] = tail.used
             c.use(cut)
-            c.use_words(SHOW_VERBS | {"all", "everything", "from", "the", "me", "but"})
+            c.use_words(SHOW_VERBS | {"all", "everything", "from", "the", "me", "but", "not",
+                                      "for"})
             if not pos and c.has("everything", "all"):
                 pos = list(AR_STRUCTURES)
             if pos:
@@ -1114,7 +1127,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             c.use(k)  # "back to the surgical view"
     c.use_words(SHOW_VERBS | {"all", "everything", "go", "switch", "change", "to", "up", "on",
                               "bring", "me", "with", "and", "can", "we", "look", "does", "how",
-                              "it", "like", "seen", "out"})
+                              "it", "like", "seen", "out", "whole", "entire", "complete", "full"})
     if c.has("everything", "all") and not keys and not c.has("view"):
         params["structures"] = list(AR_STRUCTURES)
     return [Step("AR.SHOW", params)]
@@ -1160,10 +1173,10 @@ def ir_fields(c: Clause) -> list[str] | None:
             c.use(i)
         elif t in ("tumor", "tumors", "location", "site", "located") and (
                 c.has("location", "where", "site", "located", "lobe", "info", "information",
-                      "position")):
+                      "position", "side", "which")):
             out.append("tumor_location")
             c.use_words({"tumor", "tumors", "location", "where", "site", "located", "lobe",
-                         "position", "nodule"})
+                         "position", "nodule", "side", "which", "lung", "in", "on"})
         elif t == "where" and c.has("tumor", "nodule", "lesion", "cancer", "mass"):
             out.append("tumor_location")
             c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
@@ -1283,6 +1296,10 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\breset the zoom\b|\bzoom (all the way|completely|fully) out\b|"
      r"\bzoom out (all the way|completely|fully)\b|\bno zoom\b", "zoom out fully"),
     (r"\b(a )?(few|couple of|couple|several) (more )?(slices|steps)\b", "slices"),
+    (r"\bdate of birth\b|\bdob\b|\bbirth date\b", "birthday"),
+    (r"\bpage (up|down)\b", "scroll \\1"),
+    (r"\bbirds? s? ?eye( view)?\b", "top view"),
+    (r"\bfrontal view\b|\bfrontal perspective\b", "anterior view"),
     (r"\bdefault view\b|\bnormal view\b|\bstandard view\b|\bhome view\b",
      "surgical view"),
     (r"\boperated (for|on for)\b", "diagnosis"),

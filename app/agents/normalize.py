@@ -302,7 +302,7 @@ bleeding breathing moving awake asleep stable unstable allergy allergies medicat
 medications medicine drugs drug type irrigation sponge count specimen bag port ports trocar
 instrument instruments clip clips suture sutures needle scissors grasper forceps retractor
 energy cautery bovie mode actual access excel city corona write june long load low module
-modules noodle rule later letter latter laterally axis axes surgeon surgeons surgical
+modules noodle rule later letter latter laterally axis axes rest reset rests test surgeon surgeons surgical
 operative operating showing shows shown hiding opening closing moving going images imaging
 picture pictures chest head feet foot deeper midline summary nudge mind
 """))
@@ -536,7 +536,7 @@ def _max_edits(n: int) -> int:
 def _fuzzy(tok: str, lex: Lexicon) -> str | None:
     """A domain word the token most likely stands for, or None. Conservative on purpose:
     few edits for the length (transpositions count once) and the sound must agree too."""
-    if len(tok) < 4 or not tok.isalpha():
+    if len(tok) < 5 or not tok.isalpha():  # short words are too often other real words
         return None
     best = process.extractOne(tok, lex.words, scorer=OSA.distance,
                               score_cutoff=_max_edits(len(tok)))
@@ -647,6 +647,8 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"lab results?|labs?|laboratory|hemoglobin|haemoglobin|platelets?|creatinine|potassium|sodium|"
      r"glucose|inr|coagulation|blood loss|transfusion|consent|insurance|address|"
      r"phone number|next of kin|family|smok\w*|alcohol|frozen section|patholog\w*|"
+     r"(patient|patients|her|his) name|who is the patient|mrn|medical record number|"
+     r"hospital number|patient id|insurance|religion|occupation|"
      r"biopsy results?|histology|lactate|bicarbonate|electrolytes?",
      "that information is not in the patient sheet"),
     (r"cough\w*|bleed\w*|hemorrhag\w*|moving|awake|waking|crying|shivering|stable|unstable|"
@@ -667,7 +669,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
 _OOS_RE = [(re.compile(rf"\b(?:{pat})\b"), why) for pat, why in _OUT_OF_SCOPE]
 # Phrases of ours that contain an out-of-scope word ("bone window", "lung volume").
 _RESCUE = re.compile(
-    r"\b(bone|soft tissue|mediastin\w*) (window|preset|setting)|"
+    r"\b(bone|soft tissue|mediastin\w*) (window|preset|setting)|\bpage (up|down)\b|"
     r"\b(lung|tumou?r|nodule|ct) volume|\b(keep|stop|start) moving|\bmoving (the|to)\b|"
     r"\bstop the (rotation|spinning)|\bport(s)? view\b|"
     r"\bhow long\b.*\b(slice|axial|coronal|sagittal)")
