@@ -884,13 +884,16 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             if w in SIDES and side is None:
                 side = SIDES[w]
                 took.append(j)
+            elif w in SIDES and j >= 2 and toks[j - 1] == "and" and toks[j - 2] in SIDES:
+                side = "both"  # "left and right lower lobes"
+                took.extend([j - 1, j])
             elif w in LOBE_POS and (j + 1 < n and (toks[j + 1] in LOBE_POS or toks[j + 1] in (
                     "lobe", "lobes", "and", ",", "or") or toks[j + 1] in SIDES)
                     or side is not None or (j + 1 == n and side is not None)):
                 positions.append(LOBE_POS[w])
                 took.append(j)
             elif w in ("and", "or") and (positions or side) and j + 1 < n and (
-                    toks[j + 1] in LOBE_POS):
+                    toks[j + 1] in LOBE_POS or (side and not positions and toks[j + 1] in SIDES)):
                 took.append(j)
             elif w in ("lobe", "lobes", "lung", "lungs", "side", "lobar"):
                 took.append(j)
@@ -1101,7 +1104,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
             or c.use_phrase(("along", "with"))
         question = c.has("where", "which") and not c.has("show", "display")
-        if (add or question) and not only:
+        # "show the model and the airway": the model as it is, plus the airway
+        with_model = c.has("model", "3d", "anatomy", "reconstruction") and c.has("and", "with")
+        if (add or question or with_model) and not only:
             params["op"] = "add"
         if question:
             c.use_words({"where", "which", "is", "are", "located", "find", "on",

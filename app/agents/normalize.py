@@ -602,7 +602,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
 # closing remark: it is treated as out-of-scope chatter, not as silence.)
 _EMPTY_WORDS = {
     "", "um", "uh", "umm", "uhm", "uhh", "hmm", "hm", "mm", "mhm", "mmm", "ah", "er", "erm",
-    "eh", "oh", "so", "the", "a", "silence", "noise", "blank", "inaudible", "applause",
+    "eh", "oh", "huh", "uhhuh", "so", "the", "a", "silence", "noise", "blank", "inaudible", "applause",
     "laughter", "static", "background", "audio", "sound", "breathing", "sigh", "pause",
 }
 _EMPTY_PHRASES = {
