@@ -60,7 +60,8 @@ DIRECTIONS = {
     "deeper": ("coronal", -1), "shallower": ("coronal", 1),
 }
 SIGN_WORDS = {
-    "raise": 1, "elevate": 1, "plus": 1, "increase": 1, "increment": 1, "advance": 1, "next": 1, "further": 1,
+    "raise": 1, "elevate": 1, "plus": 1, "increase": 1, "increment": 1, "advance": 1,
+    "next": 1, "further": 1,
     "minus": -1, "decrease": -1, "decrement": -1, "reduce": -1, "previous": -1, "prior": -1,
 }
 NAMED_POS = {
@@ -172,7 +173,8 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
 OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative"}
 
 # Verbs and cue words
-SHOW_VERBS = {"remind", "visible", "readd", "show", "display", "open", "see", "view", "visualize", "visualise", "present",
+SHOW_VERBS = {"remind", "visible", "readd", "show", "display", "open", "see", "view",
+              "visualize", "visualise", "present",
               "check", "load", "activate", "enable", "launch", "reveal", "unhide", "bring",
               "pull", "put", "give", "look", "let", "need", "want", "get", "tell", "list",
               "read", "pop", "what", "how", "where", "which", "who", "when"}
@@ -226,6 +228,8 @@ class Clause:
     sep: str = ""  # the separator spoken before this clause
     inherited: list[str] = field(default_factory=list)  # verb carried from the clause before
     used: list[bool] = field(default_factory=list)
+    planes: list[str] = field(default_factory=list)  # planes named (set by iv_moves)
+    guess: bool = False  # a rule filled in something the words did not say
 
     def __post_init__(self) -> None:
         if not self.used:
@@ -404,7 +408,8 @@ IV_STRONG = set(PLANE_WORDS) | {"images", "imaging", "pictures", "films", "chest
                                 "slices", "plane", "planes",
                                 "window", "mediastinum", "mediastinal", "mpr", "dicom",
                                 "radiology", "cts", "level", "windowing"}
-AR_STRONG = set(STRUCT_WORDS) | {"tumorlobe", "bronchial", "3d", "model", "anatomy", "reconstruction", "rendering",
+AR_STRONG = set(STRUCT_WORDS) | {"tumorlobe", "bronchial", "3d", "model", "anatomy",
+                                 "reconstruction", "rendering",
                                  "hologram", "lobe", "lobes", "lung", "lungs", "structures",
                                  "structure", "rotate", "rotation", "spin", "swing",
                                  "vertically", "horizontally", "lobar", "segmentation",
@@ -747,10 +752,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     order += [e[0] for e in dir_events]
     ordered = {p: out[p] for p in dict.fromkeys(order) if p in out}
     ordered.update({p: v for p, v in out.items() if p not in ordered})
-    c._pending_planes = [p for p in pending if p not in ordered] if not pending_filled \
-        else []  # type: ignore[attr-defined]
-    c._named_planes = list(dict.fromkeys(PLANE_WORDS[t] for t in toks
-                                          if t in PLANE_WORDS))  # type: ignore[attr-defined]
+    c.planes = list(dict.fromkeys(PLANE_WORDS[t] for t in c.toks if t in PLANE_WORDS))
     return ordered
 
 
@@ -772,7 +774,6 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                  "dicom", "plane", "planes", "slice", "slices", "radiology", "screen",
                  "imaging", "pictures", "films", "chest", "radiograph", "radiographs",
                  "tomography", "of"})
-    text = " ".join(c.words)
     if intent == "hide":
         c.use_words(HIDE_VERBS | {"all", "everything", "turn", "switch", "take", "get"})
         ctx.iv_mode = "none"
@@ -782,10 +783,10 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.iv_plane, ctx.iv_mode = None, "small_views"
         return [Step("IV.RESET", {})]
     if intent == "zoom_out":
-        c.use_words(ZOOM_OUT_WORDS | SHOW_VERBS | {"fully", "zoom", "out", "back", "away", "three", "3",
-                                                   "all", "multiple", "views", "panels", "go",
-                                                   "return", "normal", "size", "make", "them",
-                                                   "way", "switch", "restore", "get"})
+        c.use_words(ZOOM_OUT_WORDS | SHOW_VERBS | {
+            "fully", "zoom", "out", "back", "away", "three", "3", "all", "multiple", "views",
+            "panels", "go", "return", "normal", "size", "make", "them", "way", "switch",
+            "restore", "get"})
         ctx.iv_mode = "small_views"
         steps = [Step("IV.ZOOM_OUT", {})]
         if not any(t in PLANE_WORDS or _is_num(t) for t in c.toks):
@@ -798,15 +799,13 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         return steps
     window = _window(c)
     moves = iv_moves(c, ctx)
-    named = getattr(c, "_named_planes", [])
+    named = c.planes
     if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
                                and window is None and c.has("view", "image", "only", "just")
                                and not c.has("move", "go")):
         c.use_words(ZOOM_IN_WORDS | SHOW_VERBS | {"zoom", "in", "into", "on", "onto", "make",
                                                   "it", "main", "full", "screen", "up",
                                                   "blow"})
-        if "zoom" in c.words or c.has(*ZOOM_IN_WORDS):
-            pass
         if len(named) >= 1 and not moves:
             plane = named[-1]
         elif moves:
@@ -821,8 +820,7 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         if window:
             params["window"] = window
         ctx.iv_plane, ctx.iv_mode = plane, "zoom_view"
-        count = 1
-        return [Step("IV.ZOOM_IN_MOVE", params)] * count
+        return [Step("IV.ZOOM_IN_MOVE", params)]
     c.use_words(SHOW_VERBS | MOVE_VERBS | {"it", "them", "all", "planes", "everything", "on",
                                             "up", "very", "back", "slices", "steps"}
                 - {"what", "where"})
@@ -835,7 +833,6 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.iv_plane = list(moves)[-1]
     if ctx.iv_mode is None:
         ctx.iv_mode = "small_views" if ctx.state.iv.mode == "none" else ctx.state.iv.mode
-    del text
     return [Step("IV.SHOW_MOVE", params)]
 
 
@@ -1063,7 +1060,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             else:
                 direction = "horizontal"
                 ctx.notes.append("rotation without a direction: turning horizontally")
-                c._guess = True  # type: ignore[attr-defined]
+                c.guess = True
         _repeat_count(c)
         return [Step("AR.ROTATE", {"direction": direction})]
     if intent == "hide":
@@ -1510,7 +1507,7 @@ class LexiconTier:
             # a clause with no verb read as "show" while words went unread: the verb was
             # probably one of those words ("do the fnord with the model")
             implicit_show = intent == "show" and not set(c.words) & SHOW_VERBS
-            guessed = guessed or bool(getattr(c, "_guess", False)) or (implicit_show and
+            guessed = guessed or c.guess or (implicit_show and
                                                                        bool(left))
             ctx.agent = agent
             steps.extend(part)

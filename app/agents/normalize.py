@@ -302,7 +302,8 @@ bleeding breathing moving awake asleep stable unstable allergy allergies medicat
 medications medicine drugs drug type irrigation sponge count specimen bag port ports trocar
 instrument instruments clip clips suture sutures needle scissors grasper forceps retractor
 energy cautery bovie mode actual access excel city corona write june long load low module
-modules noodle rule later letter latter laterally axis axes rest reset rests test surgeon surgeons surgical
+modules noodle rule later letter latter laterally axis axes rest reset rests test surgeon
+surgeons surgical
 operative operating showing shows shown hiding opening closing moving going images imaging
 picture pictures chest head feet foot deeper midline summary nudge mind
 """))
@@ -602,7 +603,8 @@ def correct(text: str, lexicon: Lexicon | None = None,
 # closing remark: it is treated as out-of-scope chatter, not as silence.)
 _EMPTY_WORDS = {
     "", "um", "uh", "umm", "uhm", "uhh", "hmm", "hm", "mm", "mhm", "mmm", "ah", "er", "erm",
-    "eh", "oh", "huh", "uhhuh", "so", "the", "a", "silence", "noise", "blank", "inaudible", "applause",
+    "eh", "oh", "huh", "uhhuh", "so", "the", "a", "silence", "noise", "blank", "inaudible",
+    "applause",
     "laughter", "static", "background", "audio", "sound", "breathing", "sigh", "pause",
 }
 _EMPTY_PHRASES = {
