@@ -598,3 +598,75 @@ def test_fast_tier_latency_is_a_few_milliseconds(con):
             con.interp.interpret(t, con.state, con.memory)
     per = (time.perf_counter() - t0) / (25 * len(texts)) * 1e3
     assert per < 5.0, f"{per:.2f} ms per command"
+
+
+# ---------------------------------------------------------------- paraphrases
+def _all_shown(last: str | None) -> Console:
+    con = Console()
+    con.say("show the ct")
+    con.say("show the 3d model")
+    con.say("show the bmi")
+    con.memory.last_agent = last
+    return con
+
+
+@pytest.mark.parametrize("last, text, expected", [
+    (None, "would you mind showing the CT", [("IV.SHOW_MOVE", {})]),
+    (None, "can we get the 3D model up", [("AR.SHOW", {})]),
+    (None, "please open the three dimensional model", [("AR.SHOW", {})]),
+    (None, "pull up the imaging", [("IV.SHOW_MOVE", {})]),
+    ("IV", "nudge it forward", [("IV.SHOW_MOVE", {"coronal": "+10"})]),
+    ("IV", "toward the feet", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+    ("IV", "put the sagittal at the midline", [("IV.SHOW_MOVE", {"sagittal": "middle"})]),
+    ("IV", "page down", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+    ("IV", "raise the axial by 10", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+    ("IV", "go up 10 then left 20",
+     [("IV.SHOW_MOVE", {"axial": "+10"}), ("IV.SHOW_MOVE", {"sagittal": "-20"})]),
+    ("IV", "I am done with the CT", [("IV.REMOVE", {})]),
+    ("IV", "open the coronal in full screen", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+    ("IV", "go back to three views", [("IV.ZOOM_OUT", {})]),
+    ("AR", "hold it there", [("AR.ROTATE", {"direction": "static"})]),
+    ("AR", "turn it sideways", [("AR.ROTATE", {"direction": "horizontal"})]),
+    ("AR", "rotate to the anterior view", [("AR.SHOW", {"view": "anterior"})]),
+    ("AR", "change to posterior", [("AR.SHOW", {"view": "posterior"})]),
+    ("AR", "frontal view", [("AR.SHOW", {"view": "anterior"})]),
+    ("AR", "bird's eye view", [("AR.SHOW", {"view": "superior"})]),
+    ("AR", "back to the surgeon view", [("AR.SHOW", {"view": "surgical"})]),
+    ("AR", "not so close", [("AR.ZOOM_OUT", {})]),
+    ("AR", "bring the airway back", [("AR.SHOW", {"structures": ["trachea_bronchia"],
+                                                  "op": "add"})]),
+    ("AR", "show the left and right lower lobes",
+     [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"]})]),
+    ("AR", "show the model and the airway",
+     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})]),
+    ("AR", "show the lobes and the airway but not the nodules",
+     [("AR.SHOW", {"structures": [*sorted(LOBES), "trachea_bronchia"]})]),
+    (None, "is the patient a man or a woman", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+    (None, "what's her date of birth", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+    (None, "which side is the tumor on", [("IR.SHOW", {"fields": ["tumor_location"]})]),
+    (None, "does she have COPD", [("IR.SHOW", {"fields": ["comorbidities"]})]),
+    ("IR", "take off the age", [("IR.SHOW", {"fields": ["age", "sex"], "op": "remove"})]),
+])
+def test_paraphrases(last, text, expected):
+    con = _all_shown(last)
+    got = con.say(text)
+    got = [(a, {k: (sorted(v) if isinstance(v, list) else v) for k, v in p.items()})
+           for a, p in got]
+    assert got == expected
+
+
+def test_reset_the_zoom_pops_the_whole_stack(con):
+    con.say("show the model")
+    con.say("zoom in on the nodule")
+    con.say("zoom in")
+    assert con.say("reset the zoom") == [("AR.ZOOM_OUT", {}), ("AR.ZOOM_OUT", {})]
+    assert con.snap["ar"]["zoom_level"] == 0
+
+
+@pytest.mark.parametrize("text", ["what's the patient's name", "what's her MRN",
+                                  "smoking history", "turn on the warmer", "start the timer"])
+def test_unheld_or_unknown_requests_do_nothing(text):
+    con = _all_shown("IR")
+    before = con.snap
+    assert con.say(text) == [] and not con.last.valid
+    assert con.snap == before
