@@ -399,6 +399,15 @@ def test_empty_command_reselects_the_previous_agent_and_keeps_state(con):
     assert con.memory.last_agent == "IV"
 
 
+def test_empty_command_reselects_the_remembered_agent(con):
+    con.say("show the ct")
+    con.say("show the 3d model")
+    con.state.apply(agent="IV")  # e.g. the nurse touched the CT panel
+    con.memory.last_agent = "AR"
+    con.say("um")
+    assert con.snap["agent"] == "AR"
+
+
 def test_empty_command_with_no_previous_agent_is_not_a_command(con):
     con.say("")
     assert con.last.empty and not con.last.valid and con.last.agent is None

@@ -195,6 +195,11 @@ def test_empty_or_silent_is_its_own_outcome(text):
     "thank you",
     "is the frozen section back",
     "how many ml of bupivacaine did we give",
+    "hold the lobe up",
+    "pull the right upper lobe",
+    "biopsy the nodule",
+    "open the chest",
+    "what is the patient name",
 ])
 def test_out_of_scope_is_rejected_with_a_plain_reason(text):
     valid, reason = validate(text)

@@ -143,7 +143,11 @@ def apply(interp: Interpretation, registry: CommandRegistry, actor: Actor | None
     """Dispatch the plan (in DAG order) and update memory. Returns None when nothing ran."""
     memory = memory if memory is not None else interp.memory
     if interp.empty:
-        # The previous agent stays selected; the state is kept as it is.
+        # Re-select the previous agent; every overlay keeps its state. Selecting an agent is
+        # not an action (nothing to undo or audit), so it is set on the state directly.
+        prev = interp.decision.agent
+        if prev is not None and registry.state.agent != prev:
+            registry.state.apply(agent=prev)
         return None
     if not interp.valid or not interp.decision.steps:
         return None

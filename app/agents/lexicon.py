@@ -73,7 +73,8 @@ NAMED_POS = {
 }
 WINDOWS = {
     "lung": "lung", "pulmonary": "lung", "parenchyma": "lung", "mediastinum": "mediastinum",
-    "mediastinal": "mediastinum", "soft": "soft_tissue", "tissue": "soft_tissue",
+    "mediastinal": "mediastinum", "mediast": "mediastinum",
+    "soft": "soft_tissue", "tissue": "soft_tissue",
     "bone": "bone", "bony": "bone", "skeletal": "bone",
 }
 _VAGUE_POS = {"start", "end", "beginning"}
@@ -99,6 +100,7 @@ ROTATE_DIRS = {
     "left": "left", "right": "right", "up": "up", "down": "down", "upward": "up",
     "upwards": "up", "downward": "down", "downwards": "down", "horizontal": "horizontal",
     "horizontally": "horizontal", "vertical": "vertical", "vertically": "vertical",
+    "horiz": "horizontal", "vert": "vertical",
     "clockwise": "right", "counterclockwise": "left", "anticlockwise": "left",
     "sideways": "horizontal", "around": "horizontal", "360": "horizontal",
     "leftward": "left", "rightward": "right",
@@ -114,12 +116,14 @@ STRUCT_WORDS = {
     "trachea": "trachea_bronchia", "bronchi": "trachea_bronchia",
     "bronchus": "trachea_bronchia", "windpipe": "trachea_bronchia",
     "tracheobronchial": "trachea_bronchia", "lingula": "left_upper_lobe",
+    "trach": "trachea_bronchia", "bronch": "trachea_bronchia", "nods": "lung_nodules",
     "rul": "right_upper_lobe", "rml": "right_middle_lobe", "rll": "right_lower_lobe",
     "lul": "left_upper_lobe", "lll": "left_lower_lobe",
 }
 LOBE_POS = {"upper": "upper", "superior": "upper", "top": "upper", "middle": "middle",
             "mid": "middle", "lower": "lower", "inferior": "lower", "bottom": "lower"}
-SIDES = {"left": "left", "right": "right", "both": "both", "bilateral": "both"}
+SIDES = {"left": "left", "right": "right", "both": "both", "bilateral": "both", "bilat": "both",
+         "r": "right", "l": "left", "rt": "right", "lt": "left"}
 
 # IR fields
 FIELD_WORDS = {
@@ -129,7 +133,8 @@ FIELD_WORDS = {
     "diagnosis": ("diagnosis",), "diagnoses": ("diagnosis",), "dx": ("diagnosis",),
     "diagnosed": ("diagnosis",), "comorbidities": ("comorbidities",),
     "comorbidity": ("comorbidities",), "comorbid": ("comorbidities",),
-    "history": ("comorbidities",), "pmh": ("comorbidities",),
+    "history": ("comorbidities",), "pmh": ("comorbidities",), "hx": ("comorbidities",),
+    "dos": ("operation_date",),
     "height": ("height",), "tall": ("height",), "stature": ("height",), "ht": ("height",),
     "weight": ("weight",), "weigh": ("weight",), "weighs": ("weight",), "heavy": ("weight",),
     "wt": ("weight",), "bmi": ("bmi",), "pft": ("pft",), "pfts": ("pft",),
@@ -170,7 +175,7 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("date", "of", "the", "operation"), ("operation_date",)),
     (("male", "or", "female"), ("age", "sex")),
 ]
-OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative"}
+OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative", "surg"}
 
 # Verbs and cue words
 SHOW_VERBS = {"remind", "visible", "readd", "show", "display", "open", "see", "view",
@@ -206,7 +211,7 @@ then and also there here bit little slightly quickly slowly quick do does did ha
 got give see look at to by from patient patients pt her she his he him them they current
 currently actually very really um uh er hey go want lets maybe kind sort thing things same
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
-mind kindly perhaps possibly quick or
+mind kindly perhaps possibly quick or pls plz thx
 hm ah oh doing today going gonna performing here right_now moment quickly guys team folks
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down

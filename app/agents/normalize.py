@@ -624,7 +624,12 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      "surgical instruments and supplies are not controlled here"),
     (r"retract\w*|dissect\w*|ligat\w*|cauteri\w*|coagulat\w*|transect\w*|resect\w*|"
      r"excis\w*|incis\w*|divide|dividing|grasp|grab|grabbing|sew|sewing|inject\w*|cut the|"
-     r"cut this|cutting|burn\w*|seal the|seal it|fire the|fire it|tying|swap|exchange the",
+     r"cut this|cutting|burn\w*|seal the|seal it|fire the|fire it|tying|exchange the|"
+     r"biops\w*|collaps\w*|open the chest|close the chest|convert to open|"
+     r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this) "
+     r"(tissue|vessel|hilum|pleura|ligament|wound)|"
+     r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this|it) "
+     r"(\w+ ){0,2}(lung|lobe|bronchus|bronchi|nodule|tumor|trachea)",
      "surgical actions are the surgeon's, not the console's"),
     (r"insufflat\w*|pneumoperitoneum|co2|gas flow|flow rate|deflat\w*|inflat\w*|ventilat\w*|"
      r"intubat\w*|tidal volume|peep|smoke evacuat\w*",
