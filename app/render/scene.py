@@ -201,6 +201,7 @@ class SceneRenderer:
             self._ar = self.state.ar
             if self._iv.mode != "none" and self._iv.pos:
                 self._slices.jump_to(self._iv.pos_dict())
+        self._model_ready = False
         if model is not None and self.anatomy is not None:
             self.anatomy.set_structures(model.polys, model.centroids,
                                         tumor_side=model.tumor_side)
@@ -361,6 +362,12 @@ class SceneRenderer:
             self.set_frame_size((w, h))
         return self._compositor.compose(frame_rgb, self.layers(t), out=out)
 
+    def compose_layers(self, frame_rgb: np.ndarray, layers: list[Layer],
+                       out: np.ndarray | None = None) -> np.ndarray:
+        """Blend layers already obtained from :meth:`layers` (for the same frame size): lets a
+        render loop skip composing when neither the video nor any layer changed."""
+        return self._compositor.compose(frame_rgb, layers, out=out)
+
     def rects(self) -> dict[str, Rect]:
         return dict(self._last_status.rects)
 
@@ -436,8 +443,11 @@ class SceneRenderer:
         if anat.error:
             note = "3D view unavailable"
             return self._note_panel(AR_KEY, note, _short(anat.error), rect), None, note
+        if not self._model_ready:
+            note = "No 3D model for this case"
+            return self._note_panel(AR_KEY, note, "", rect), None, note
         frame = anat.latest()
-        if frame is None or not self._model_ready:
+        if frame is None:
             note = "Preparing the 3D model\u2026"
             return self._note_panel(AR_KEY, note, "", rect), None, note
         img = frame.image

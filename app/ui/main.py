@@ -1,0 +1,629 @@
+"""The console window and the GUI entry point ``run(args) -> int``.
+
+Threads (ARCHITECTURE "Rendering and threads"):
+
+- **UI thread**: widgets only. It shows the newest composed frame, handles touch and keys
+  (each a registry dispatch of a few milliseconds) and reflects state changes.
+- **case loader**: loads the case (and generates the demo case the first time) and builds the
+  3D surfaces; the window is up at once and shows the progress.
+- **video**: :class:`~app.ui.video.VideoFeed` reads the file at its frame rate (looping) or the
+  capture device (reconnecting); only the newest frame is kept.
+- **render**: :class:`~app.ui.render_loop.RenderLoop` composes video + overlays at ~30 fps
+  through :class:`~app.render.scene.SceneRenderer` into a triple buffer (latest wins).
+- **3D**: :class:`~app.render.anatomy3d.AnatomyWorker` owns the VTK context.
+- **commands**: typed commands run through the orchestrator on
+  :class:`~app.ui.commands.CommandRunner`, never on the UI thread.
+
+Events from other threads reach widgets through :class:`~app.ui.bridge.Bridge` signals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.registry import Actor, AuditRecord, CommandRegistry, CommandResult
+from app.core.state import CaseContext, ConsoleState, StateChange
+from app.core.vocab import WINDOW_PRESETS
+from app.render.clock import Clock, MonotonicClock
+from app.render.scene import SceneRenderer
+from app.ui import hotkeys
+from app.ui.bridge import Bridge
+from app.ui.commands import (
+    HOTKEY,
+    TEXT_UNAVAILABLE,
+    TOUCH,
+    CommandRunner,
+    LockedRegistry,
+    make_orchestrator,
+    text_commands_available,
+)
+from app.ui.loader import CaseLoader, LoadedCase
+from app.ui.panes import CommandBox, StatusStrip, TracePane
+from app.ui.render_loop import RenderLoop
+from app.ui.touch import TouchPanel
+from app.ui.video import VideoFeed
+from app.ui.view import VideoView
+
+log = logging.getLogger(__name__)
+
+AR_PANEL_PX = 300  # first 3D render size; the scene resizes it to the layout's panel
+SCREENSHOT_TIMEOUT_S = 180.0
+
+
+def _step_text(action_id: str, params: Any) -> str:
+    from app.core.params import SliceValue
+
+    parts = []
+    for k, v in dict(params or {}).items():
+        if isinstance(v, SliceValue):
+            v = v.as_param()
+        elif isinstance(v, list | tuple):
+            v = ",".join(str(x) for x in v)
+        parts.append(f"{k}={v}")
+    return f"{action_id} {' '.join(parts)}".strip()
+
+
+class MainWindow(QMainWindow):
+    """The console: video view, status strip, command box, trace/keys tabs, touch panel dock.
+
+    Everything is injectable for tests: ``anatomy`` ("auto" starts an AnatomyWorker, None runs
+    without 3D), ``orchestrator`` (any object with ``handle_text(text) -> dict``),
+    ``text_available`` (default: whether the interpreter module exists), ``clock``.
+    ``start_threads=False`` leaves the render loop stopped (tests call ``render_now``).
+    """
+
+    def __init__(self, *, state: ConsoleState | None = None,
+                 registry: CommandRegistry | None = None, clock: Clock | None = None,
+                 anatomy: Any = "auto", orchestrator: Any = None,
+                 text_available: bool | None = None, mode: str = "realtime",
+                 render_fps: float = 30.0, start_threads: bool = True,
+                 slice_seconds: float = 4.0) -> None:
+        super().__init__()
+        self.setWindowTitle("VISA Console")
+        self.setObjectName("consoleWindow")
+        self.clock: Clock = clock or MonotonicClock()
+        self.state = state or ConsoleState()
+        inner = registry or CommandRegistry(self.state)
+        self.registry = LockedRegistry(inner)
+        self.bridge = Bridge(self.state, inner, self)
+        self.case: Any = None
+        self.loaded: LoadedCase | None = None
+        self._loader: CaseLoader | None = None
+        self._queued_commands: list[str] = []
+        self._closed = False
+
+        if anatomy == "auto":
+            anatomy = self._start_anatomy()
+        self.anatomy = anatomy
+        self.scene = SceneRenderer(self.state, None, self.clock, (1280, 720), anatomy,
+                                   slice_seconds=slice_seconds, registry=inner)
+        self.scene.set_notice("Loading the case\u2026")
+        self.feed: VideoFeed | None = None
+        self.render_loop = RenderLoop(self.scene, None, fps=render_fps,
+                                      notify=self.bridge.frame_ready.emit, clock=self.clock)
+
+        # -- text commands ---------------------------------------------------------------
+        if orchestrator is not None:
+            self.text_available = True if text_available is None else text_available
+        else:
+            self.text_available = (text_commands_available() if text_available is None
+                                   else text_available)
+        factory: Callable[[], Any] = ((lambda: orchestrator) if orchestrator is not None
+                                      else (lambda: make_orchestrator(self.registry)))
+        self.runner = CommandRunner(factory, self.bridge.trace_record.emit,
+                                    lambda msg: self.bridge.message.emit("warning", msg))
+
+        self._build_widgets(mode)
+        self.shortcuts = hotkeys.install(self, self)
+        self._connect()
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(500)
+        self._status_timer.timeout.connect(self._refresh_video_status)
+        self._status_timer.start()
+        if start_threads:
+            self.render_loop.start()
+
+    # -- construction -----------------------------------------------------------------------
+    def _start_anatomy(self) -> Any:
+        try:
+            from app.render.anatomy3d import AnatomyWorker
+
+            return AnatomyWorker((AR_PANEL_PX, AR_PANEL_PX), clock=self.clock,
+                                 on_error=self.bridge.model_error.emit).start()
+        except Exception as exc:  # noqa: BLE001 - the console runs without 3D
+            log.exception("3D worker could not start")
+            self.bridge.message.emit("warning", f"The 3D view is unavailable ({exc}).")
+            return None
+
+    def _build_widgets(self, mode: str) -> None:
+        central = QWidget()
+        central.setObjectName("central")
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        self.view = VideoView()
+        self.view.setObjectName("videoView")
+        lay.addWidget(self.view, 1)
+        self.status = StatusStrip()
+        lay.addWidget(self.status)
+        self.command_box = CommandBox(self.text_available)
+        lay.addWidget(self.command_box)
+        self.bottom_tabs = QTabWidget()
+        self.bottom_tabs.setObjectName("bottomTabs")
+        self.trace = TracePane()
+        self.bottom_tabs.addTab(self.trace, "Trace")
+        keys = QLabel(hotkeys.help_text())
+        keys.setObjectName("keysHelp")
+        kf = QFont("DejaVu Sans Mono")
+        kf.setStyleHint(QFont.StyleHint.Monospace)
+        keys.setFont(kf)
+        keys.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        keys.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        keys.setContentsMargins(8, 6, 8, 6)
+        from PySide6.QtWidgets import QScrollArea
+
+        keys_area = QScrollArea()
+        keys_area.setWidget(keys)
+        keys_area.setWidgetResizable(True)
+        self.bottom_tabs.addTab(keys_area, "Keys")
+        self.bottom_tabs.setMaximumHeight(170)
+        self.bottom_tabs.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        lay.addWidget(self.bottom_tabs)
+        self.setCentralWidget(central)
+
+        self.touch = TouchPanel(self.state, self._touch_send)
+        self.dock = QDockWidget("Touch panel", self)
+        self.dock.setObjectName("touchDock")
+        self.dock.setWidget(self.touch)
+        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                              | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.dock.setMinimumWidth(400)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+
+        if mode in ("realtime", "synthesized"):
+            self.status.set_listening("off", "Voice not in this build")
+        else:
+            self.status.set_listening("off", "Text mode")
+        if not self.text_available:
+            self.status.set_reply(TEXT_UNAVAILABLE, None)
+
+    def _connect(self) -> None:
+        b = self.bridge
+        b.frame_ready.connect(self._show_newest, Qt.ConnectionType.QueuedConnection)
+        b.state_changed.connect(self._on_state_changed)
+        b.audit.connect(self._on_audit)
+        b.trace_record.connect(self._on_trace_record)
+        b.message.connect(self._on_message)
+        b.progress.connect(self._on_progress)
+        b.case_loaded.connect(self.set_loaded)
+        b.model_error.connect(lambda msg: self._on_message("warning", msg))
+        self.view.resized.connect(lambda w, h: self.render_loop.set_size((w, h)))
+        self.command_box.submitted.connect(self.submit_text)
+        self.command_box.undo_requested.connect(lambda: self.undo(TOUCH))
+
+    # -- case ---------------------------------------------------------------------------------
+    def load_case(self, path: Path | None) -> None:
+        """Load ``path`` (the demo case when None) in the background; the window stays live."""
+        self.touch.set_loading(True)
+        self.scene.set_notice("Loading the case\u2026")
+        self._loader = CaseLoader(path, self.bridge.case_loaded.emit,
+                                  progress=self.bridge.progress.emit).start()
+
+    def set_loaded(self, loaded: LoadedCase) -> None:
+        """Install a loaded case (UI thread). A failed load leaves a running, empty console."""
+        self.loaded = loaded
+        self.touch.set_loading(False)
+        self.status.set_reply("", None)
+        if loaded.case is None:
+            with self.registry.lock:
+                self.state.set_case(CaseContext(iv_size=None, structures=(),
+                                                has_clinical=False))
+            self.scene.set_notice("No case loaded", loaded.error)
+            self.status.set_problems([("error", loaded.error or "No case was loaded.")])
+            self.trace.add_line(loaded.error or "No case was loaded.", "error")
+            self.touch.sync()
+            self._start_feed(None, no_case=True)
+            return
+        case = self.case = loaded.case
+        self.scene.set_case(case, loaded.model)
+        with self.registry.lock:
+            self.state.set_case(case.context())
+        problems = [(p.severity, p.message) for p in case.problems]
+        problems += [("warning", n) for n in loaded.notes]
+        self.status.set_problems([p for p in problems if p[0] != "info"])
+        self.status.set_case(f"Case: {case.name}")
+        for severity, message in problems:
+            self.trace.add_line(f"case: {message}", severity)
+        self.trace.add_line(f"Case {case.name} loaded"
+                            + ("" if problems else " with every part."), "ok")
+        self.touch.sync()
+        source = case.video_path if case.video_path is not None else case.video_device
+        self._start_feed(source)
+        queued, self._queued_commands = self._queued_commands, []
+        for text in queued:
+            self.submit_text(text)
+
+    def _start_feed(self, source: Any, no_case: bool = False) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+        self.feed = VideoFeed(source).start()
+        if not no_case:
+            self.scene.set_notice(None)
+        self.render_loop.set_feed(self.feed)
+
+    def queue_commands(self, lines: list[str]) -> None:
+        """Typed commands to run once the case is loaded (``--mode text --commands FILE``)."""
+        if self.loaded is not None:
+            for text in lines:
+                self.submit_text(text)
+        else:
+            self._queued_commands.extend(lines)
+
+    # -- commands -------------------------------------------------------------------------
+    def send(self, action_id: str, params: dict[str, Any] | None = None,
+             actor: Actor = TOUCH) -> CommandResult:
+        """Dispatch one action through the registry (UI thread); refusals show in the strip."""
+        result = self.registry.dispatch(action_id, params or {}, actor)
+        self.render_loop.poke()
+        return result
+
+    def _touch_send(self, action_id: str, params: dict[str, Any]) -> CommandResult:
+        return self.send(action_id, params, TOUCH)
+
+    def _key_send(self, action_id: str, params: dict[str, Any] | None = None) -> CommandResult:
+        return self.send(action_id, params, HOTKEY)
+
+    def undo(self, actor: Actor = TOUCH) -> CommandResult:
+        result = self.registry.undo(actor)
+        self.render_loop.poke()
+        return result
+
+    def submit_text(self, text: str) -> None:
+        """Run a typed command on the command thread; the reply comes back as a trace record."""
+        text = text.strip()
+        if not text:
+            return
+        self.status.set_transcript(text)
+        if not self.text_available:
+            self.status.set_reply(TEXT_UNAVAILABLE, False)
+            self.trace.add_line(f"\u201c{text}\u201d: {TEXT_UNAVAILABLE}", "warning")
+            return
+        if self.case is None and self.loaded is None:
+            self._queued_commands.append(text)
+            self.status.set_reply("The case is still loading; the command will run next.",
+                                  None)
+            return
+        self.status.set_reply("Working\u2026", None)
+        self.runner.submit(text)
+
+    # -- events (UI thread) -------------------------------------------------------------------
+    def _on_state_changed(self, change: StateChange) -> None:
+        if change.section == "iv":
+            self.touch.follow_iv(change.old, change.new)
+        self.touch.sync()
+        self.render_loop.poke()
+
+    def _on_audit(self, rec: AuditRecord) -> None:
+        if rec.actor.source not in ("touch", "hotkey"):
+            return  # typed/spoken commands are reported with their full trace record
+        steps = "; ".join(_step_text(s.action_id, s.params) for s in rec.steps)
+        who = f"{rec.actor.source} ({rec.actor.role})"
+        if rec.kind == "undo":
+            steps = "undo"
+        self.status.set_reply(rec.message, rec.ok)
+        self.trace.add_line(f"{who}: {steps} \u2192 {rec.message}",
+                            "ok" if rec.ok else "warning")
+
+    def _on_trace_record(self, record: dict[str, Any]) -> None:
+        self.trace.add_record(record)
+        reply = record.get("reply") or {}
+        self.status.set_reply(reply.get("text", ""), bool(reply.get("ok", True)))
+
+    def _on_message(self, severity: str, text: str) -> None:
+        if severity == "warning" and text == TEXT_UNAVAILABLE:
+            self.status.set_reply(text, False)
+        else:
+            self.status.add_problem(severity, text)
+        self.trace.add_line(text, severity)
+
+    def _on_progress(self, what: str, fraction: float) -> None:
+        pct = round(100 * max(0.0, min(1.0, fraction)))
+        self.status.set_reply(f"{what} {pct}%", None)
+        if self.case is None:
+            self.scene.set_notice("Loading the case\u2026", what)
+
+    def _show_newest(self) -> None:
+        got = self.render_loop.take()
+        if got is not None:
+            seq, frame = got
+            self.view.show_frame(frame, seq)
+
+    def _refresh_video_status(self) -> None:
+        feed = self.feed
+        if feed is None:
+            return
+        msg = feed.message()
+        if msg is not None:
+            self.status.set_video(f"{msg[0]}: {msg[1]}" if msg[1] else msg[0])
+        else:
+            self.status.set_video(feed.note)
+
+    def render_now(self) -> None:
+        """Compose and show one frame synchronously (tests, screenshots)."""
+        self.render_loop.render_once()
+        self._show_newest()
+
+    # -- hotkey handlers ------------------------------------------------------------------------
+    def _slice(self, value: str) -> None:
+        self._key_send("IV.SHOW_MOVE", {self.touch.active_plane: value})
+
+    def slice_up(self) -> None:
+        self._slice("+1")
+
+    def slice_down(self) -> None:
+        self._slice("-1")
+
+    def slice_up10(self) -> None:
+        self._slice("+10")
+
+    def slice_down10(self) -> None:
+        self._slice("-10")
+
+    def slice_middle(self) -> None:
+        self._slice("middle")
+
+    def _plane(self, plane: str) -> None:
+        # Like TouchPanel.select_plane, but dispatched as a hotkey (the audit log says so).
+        iv = self.state.iv
+        if iv.mode == "zoom_view" and iv.main != plane:
+            self._key_send("IV.ZOOM_IN_MOVE", {"plane": plane})
+        self.touch.set_active_plane(plane)
+
+    def plane_axial(self) -> None:
+        self._plane("axial")
+
+    def plane_coronal(self) -> None:
+        self._plane("coronal")
+
+    def plane_sagittal(self) -> None:
+        self._plane("sagittal")
+
+    def ct_zoom(self) -> None:
+        if self.state.iv.mode == "zoom_view":
+            self._key_send("IV.ZOOM_OUT")
+        else:
+            self._key_send("IV.ZOOM_IN_MOVE", {"plane": self.touch.active_plane})
+
+    def ct_window(self) -> None:
+        names = list(WINDOW_PRESETS)
+        cur = self.state.iv.window
+        nxt = names[(names.index(cur) + 1) % len(names)] if cur in names else names[0]
+        self._key_send("IV.SHOW_MOVE", {"window": nxt})
+
+    def ct_toggle(self) -> None:
+        self._key_send("IV.REMOVE" if self.state.iv.mode != "none" else "IV.SHOW_MOVE")
+
+    def ir_toggle(self) -> None:
+        self._key_send("IR.HIDE" if self.state.ir.visible else "IR.SHOW")
+
+    def ar_toggle(self) -> None:
+        self._key_send("AR.REMOVE" if self.state.ar.visible else "AR.SHOW")
+
+    def ar_turn(self) -> None:
+        self._key_send("AR.ROTATE", {"direction": "horizontal"})
+
+    def ar_tumble(self) -> None:
+        self._key_send("AR.ROTATE", {"direction": "vertical"})
+
+    def ar_next_view(self) -> None:
+        cycle = hotkeys.VIEW_CYCLE
+        cur = self.state.ar.view
+        nxt = cycle[(cycle.index(cur) + 1) % len(cycle)] if cur in cycle else cycle[0]
+        self._key_send("AR.SHOW", {"view": nxt})
+
+    def ar_zoom_in(self) -> None:
+        self._key_send("AR.ZOOM_IN")
+
+    def ar_zoom_out(self) -> None:
+        self._key_send("AR.ZOOM_OUT")
+
+    def focus_command(self) -> None:
+        self.command_box.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def toggle_fullscreen(self) -> None:
+        if self.isFullScreen():
+            self.showNormal()
+        else:
+            self.showFullScreen()
+
+    def leave_fullscreen(self) -> None:
+        if self.isFullScreen():
+            self.showNormal()
+        elif self.command_box.edit.hasFocus():
+            self.view.setFocus()
+
+    # -- shutdown -----------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop every thread the window started (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._status_timer.stop()
+        self.render_loop.stop()
+        if self.feed is not None:
+            self.feed.stop()
+        self.runner.stop()
+        if self.anatomy is not None:
+            try:
+                self.anatomy.stop()
+            except Exception:  # noqa: BLE001
+                log.debug("3D worker stop failed", exc_info=True)
+        self.scene.close()
+        self.bridge.detach()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        self.shutdown()
+        super().closeEvent(event)
+
+
+# ----------------------------------------------------------------------------- application
+
+def apply_dark_theme(app: QApplication) -> None:
+    """A dark Fusion palette: the console sits beside a surgeon's dark display."""
+    app.setStyle("Fusion")
+    pal = QPalette()
+    base, panel, text = QColor(14, 17, 22), QColor(24, 29, 37), QColor(232, 236, 242)
+    pal.setColor(QPalette.ColorRole.Window, panel)
+    pal.setColor(QPalette.ColorRole.WindowText, text)
+    pal.setColor(QPalette.ColorRole.Base, base)
+    pal.setColor(QPalette.ColorRole.AlternateBase, panel)
+    pal.setColor(QPalette.ColorRole.Text, text)
+    pal.setColor(QPalette.ColorRole.Button, QColor(34, 42, 54))
+    pal.setColor(QPalette.ColorRole.ButtonText, text)
+    pal.setColor(QPalette.ColorRole.Highlight, QColor(31, 111, 235))
+    pal.setColor(QPalette.ColorRole.HighlightedText, QColor(255, 255, 255))
+    pal.setColor(QPalette.ColorRole.ToolTipBase, panel)
+    pal.setColor(QPalette.ColorRole.ToolTipText, text)
+    pal.setColor(QPalette.ColorRole.PlaceholderText, QColor(140, 150, 165))
+    app.setPalette(pal)
+
+
+def place_window(window: QMainWindow, fullscreen: bool) -> None:
+    """Full screen on the secondary monitor when there is one, else a large window."""
+    screens = QGuiApplication.screens()
+    primary = QGuiApplication.primaryScreen()
+    target = next((s for s in screens if s is not primary), primary)
+    if fullscreen and target is not None:
+        window.setGeometry(target.geometry())
+        window.showFullScreen()
+        handle = window.windowHandle()
+        if handle is not None:
+            handle.setScreen(target)
+        return
+    if primary is not None:
+        geo = primary.availableGeometry()
+        w, h = min(1600, geo.width()), min(900, geo.height())
+        window.resize(w, h)
+        window.move(geo.x() + (geo.width() - w) // 2, geo.y() + (geo.height() - h) // 2)
+    window.show()
+
+
+def read_commands(path: Path) -> list[str]:
+    """Commands of a text file, one a line; blank lines and ``#`` comments are skipped."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+
+
+class ScreenshotTaker:
+    """Waits until the case, the first video frame and the overlays are ready, then saves the
+    window to a PNG and quits the application (exit code 0; 1 on timeout, after saving)."""
+
+    def __init__(self, window: MainWindow, path: Path, timeout_s: float = SCREENSHOT_TIMEOUT_S,
+                 settle_s: float = 0.3) -> None:
+        self.window = window
+        self.path = Path(path)
+        self.timeout_s = timeout_s
+        self.settle_s = settle_s
+        self.exit_code: int | None = None
+        self._t0 = time.monotonic()
+        self._ready_since: float | None = None
+        self._timer = QTimer(window)
+        self._timer.setInterval(100)
+        self._timer.timeout.connect(self._poll)
+
+    def start(self) -> ScreenshotTaker:
+        self._timer.start()
+        return self
+
+    def ready(self) -> bool:
+        w = self.window
+        if w.loaded is None or w.runner.pending:
+            return False
+        feed = w.feed
+        if feed is None:
+            return False
+        if feed.source is not None and not (w.render_loop.first_video_frame.is_set()
+                                            or feed.message() is not None):
+            return False
+        return w.scene.ready() and w.view.frames_shown > 0
+
+    def _poll(self) -> None:
+        now = time.monotonic()
+        timed_out = now - self._t0 > self.timeout_s
+        if self.ready():
+            self._ready_since = self._ready_since or now
+        else:
+            self._ready_since = None
+        if not timed_out and (self._ready_since is None or now - self._ready_since
+                              < self.settle_s):
+            return
+        self._timer.stop()
+        self.window.render_now()
+        QApplication.processEvents()
+        self.save()
+        self.exit_code = 1 if timed_out else 0
+        if timed_out:
+            print(f"visa-console: the console was not ready after {self.timeout_s:.0f} s; "
+                  f"saved what it showed to {self.path}", file=sys.stderr)
+        QApplication.instance().exit(self.exit_code)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        pixmap = self.window.grab()
+        if not pixmap.save(str(self.path), "PNG"):
+            raise OSError(f"could not write {self.path}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The GUI: ``visa-console [--case PATH] [--fullscreen] [--screenshot PNG]
+    [--mode text --commands FILE]``."""
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("VISA Console")
+    apply_dark_theme(app)
+    mode = getattr(args, "mode", "realtime") or "realtime"
+    window = MainWindow(mode=mode)
+    commands_path = getattr(args, "commands", None)
+    if commands_path is not None:
+        try:
+            window.queue_commands(read_commands(commands_path))
+        except OSError as exc:
+            window.status.add_problem("error", f"The commands file {commands_path} could not "
+                                      f"be read ({exc.strerror or exc}).")
+    if mode in ("realtime", "synthesized") and getattr(args, "audio", None):
+        window.status.add_problem("info", "Voice input is not part of this build yet; the "
+                                  "--audio files are not played.")
+    place_window(window, bool(getattr(args, "fullscreen", False)))
+    window.load_case(getattr(args, "case", None))
+    shooter = None
+    if getattr(args, "screenshot", None):
+        shooter = ScreenshotTaker(window, args.screenshot).start()
+    try:
+        rc = app.exec()
+    finally:
+        window.shutdown()
+    if shooter is not None and shooter.exit_code is not None:
+        return shooter.exit_code
+    return int(rc)
+
+
+__all__ = ["MainWindow", "ScreenshotTaker", "apply_dark_theme", "place_window", "read_commands",
+           "run"]
