@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.agents.decision import Decision, Memory, Tier
-from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier
+from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical
 from app.agents.normalize import (
     DEFAULT_LEXICON,
     Lexicon,
@@ -85,7 +85,7 @@ class FastInterpreter:
         t1 = time.perf_counter()
         fixed = correct(normalized, self.words, VOCABULARY)
         t2 = time.perf_counter()
-        validity = validate(fixed.text, self.extra_fields, VOCABULARY)
+        validity = validate(fixed.text, self.extra_fields, VOCABULARY, canonical(fixed.text))
         t3 = time.perf_counter()
         ms.update(normalize=(t1 - t0) * 1e3, correct=(t2 - t1) * 1e3, validate=(t3 - t2) * 1e3)
 

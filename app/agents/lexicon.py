@@ -1288,7 +1288,14 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bfull screen\b|\bfull size\b|\bwhole screen\b", "fullscreen"),
     (r"\bblow (it |this |that )?up\b", "enlarge"),
     (r"\bclose up\b|\bcloser look\b", "closer"),
-    (r"\b(all )?(3|three) (small )?(views|panels|images|planes)\b", "small views"),
+    (r"\b(all )?(3|three) (small )?(views|panels|images)\b(?! (to|at) )", "small views"),
+    (r"\b(all )?(the )?(3|three) planes\b", "all planes"),
+    (r"\b(one|1|a single) (step|notch|level|click|more time)\b", "once"),
+    (r"\b(\d+) (steps|levels|notches|clicks)\b(?! (up|down|left|right|forward|back))",
+     "\\1 times"),
+    (r"\bmake it stop\b|\bstop it\b", "stop"),
+    (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
+    (r"\b(disappear|vanish)\b", "hide"),
     (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b",
      "zoom out"),
     (r"\b(bring|put|add|get) back\b", "readd"),
@@ -1310,7 +1317,7 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bdefault view\b|\bnormal view\b|\bstandard view\b|\bhome view\b",
      "surgical view"),
     (r"\boperated (for|on for)\b", "diagnosis"),
-    (r"\bwhat is wrong\b|\bwhy (is|are|does|do) (she|he|the patient|they|we)\b[^,]*\b"
+    (r"\bwhat is wrong with (the patient|her|him|them)\b|\bwhy (is|are|does|do) (she|he|the patient|they|we)\b[^,]*\b"
      r"(surgery|operation|procedure|operated|here|having)\b", "diagnosis"),
     (r"\bback to (normal|default|defaults|the default|the beginning|start|original)\b|"
      r"\bstart over\b|\bfrom scratch\b", "reset"),
@@ -1318,7 +1325,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "rotate vertically"),
     (r"\bpoint out\b|\bhighlight\b|\bindicate\b|\bmark\b", "readd"),
     (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
-     r"(diseases?|conditions?|illness(es)?|problems?)\b", "comorbidities"),
+     r"(medical |health )?(diseases?|conditions?|illness(es)?|problems?|issues?)\b",
+     "comorbidities"),
     (r"\b(what|which) (disease|illness|condition|cancer)\b", "diagnosis"),
     (r"\blung (model|anatomy|3d|reconstruction|rendering)\b", "model"),
     # the lobe holding the tumour (from the clinical data)
@@ -1350,7 +1358,8 @@ _LEMMA = {
 }
 
 
-def _canonical(text: str) -> str:
+def canonical(text: str) -> str:
+    """The corrected text with multi-word expressions and verb forms in the grammar's words."""
     for pat, rep in _CANON:
         text = pat.sub(rep, text)
     text = " ".join(_LEMMA.get(t, t) for t in text.split())
@@ -1366,7 +1375,8 @@ def _drop_particles(tokens: list[str]) -> list[str]:
         if t == "up" and prev in _PARTICLE_VERBS - {"turn", "switch", "show"}:
             continue
         # "get the 3D model up", "bring the CT up": a particle closing the clause
-        if t == "up" and nxt in ("", ",", "and", "then", "please") and any(
+        if t == "up" and nxt in ("", ",", "and", "then", "please", "as", "too", "also", "now") \
+                and any(
                 w in ("get", "bring", "put", "pull", "pop") for w in tokens[max(0, i - 5):i]) \
                 and not any(w in ROTATE_VERBS for w in tokens[max(0, i - 5):i]):
             continue
@@ -1389,7 +1399,7 @@ class LexiconTier:
 
     # -- route -----------------------------------------------------------------------------
     def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
-        tokens = _drop_particles(tokens_of(_canonical(corrected)))
+        tokens = _drop_particles(tokens_of(canonical(corrected)))
         repeat_of = None
         step_override = None
         core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")]
@@ -1399,13 +1409,13 @@ class LexiconTier:
             if prev is not None:  # "20 more", "another 10"
                 step_override = int(next(t for t in core if _is_num(t)))
                 repeat_of = prev
-                tokens = _drop_particles(tokens_of(_canonical(prev)))
+                tokens = _drop_particles(tokens_of(canonical(prev)))
         if tokens and repeat_of is None and _is_repeat(tokens):
             prev = self._last_real(memory)
             if prev is None:
                 return Analysis(corrected, [], None)  # nothing to repeat
             repeat_of = prev
-            tokens = _drop_particles(tokens_of(_canonical(prev)))
+            tokens = _drop_particles(tokens_of(canonical(prev)))
         clauses = split_clauses(tokens)
         routed: list[RoutedClause] = []
         for c in clauses:
@@ -1439,7 +1449,9 @@ class LexiconTier:
             scores["AR"] += 3
             scores["IR"] = 0
         # plain directions and numbers hint at the CT
-        weak_iv = sum(1 for t in c.words if t in DIRECTIONS or _is_num(t) or (
+        words = c.words
+        weak_iv = sum(1 for i, t in enumerate(words) if t in DIRECTIONS or (
+            _is_num(t) and words[i + 1:i + 2] not in (["times"], ["time"])) or (
             t in NAMED_POS and t not in _VAGUE_POS))
         best = max(scores, key=scores.__getitem__)
         if scores[best] > 0:
@@ -1614,6 +1626,6 @@ def _merge_show(a: Step, b: Step) -> Step | None:
 
 
 __all__ = [
-    "ACCEPT", "VOCABULARY", "Analysis", "Clause", "LexiconTier", "agent_scores", "ar_structures",
+    "ACCEPT", "VOCABULARY", "Analysis", "canonical", "Clause", "LexiconTier", "agent_scores", "ar_structures",
     "clause_intent", "ir_fields", "iv_moves", "merge_steps", "split_clauses",
 ]

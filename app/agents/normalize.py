@@ -709,12 +709,15 @@ def is_empty(text: str) -> bool:
 
 
 def validate(text: str, extra_fields: Iterable[str] = (),
-             vocabulary: frozenset[str] | set[str] = frozenset()) -> Validity:
+             vocabulary: frozenset[str] | set[str] = frozenset(),
+             canonical: str | None = None) -> Validity:
     """Is a corrected command in scope? Empty/silent input is its own outcome.
 
     ``extra_fields`` names the clinical sheet's extra columns (e.g. "allergies" where a hospital
     keeps them): a request for one of those is in scope even if the topic is otherwise not.
-    ``vocabulary`` adds the words of a grammar tier that make a sentence a console command.
+    ``vocabulary`` adds the words of a grammar tier that make a sentence a console command;
+    ``canonical`` is the same text in that grammar's words (multi-word expressions folded),
+    also searched for such words.
     """
     if is_empty(text):
         return Validity(True, EMPTY_REASON, empty=True)
@@ -728,7 +731,8 @@ def validate(text: str, extra_fields: Iterable[str] = (),
         if any(hit in e or e in hit for e in extras):
             continue
         return Validity(False, f"Out of scope: {why} ('{hit}').")
-    if not _has_domain_content(text, vocabulary):
+    if not _has_domain_content(text, vocabulary) and not (
+            canonical and _has_domain_content(canonical, vocabulary)):
         m = _CHATTER.search(text)
         if m:
             return Validity(False, "Out of scope: that is conversation, not a console command "
