@@ -268,6 +268,7 @@ class MainWindow(QMainWindow):
         if not no_case:
             self.scene.set_notice(None)
         self.render_loop.set_feed(self.feed)
+        self._refresh_video_status()
 
     def queue_commands(self, lines: list[str]) -> None:
         """Typed commands to run once the case is loaded (``--mode text --commands FILE``)."""
@@ -362,9 +363,10 @@ class MainWindow(QMainWindow):
             return
         msg = feed.message()
         if msg is not None:
-            self.status.set_video(f"{msg[0]}: {msg[1]}" if msg[1] else msg[0])
+            self.status.set_video(f"{msg[0]}: {msg[1]}" if msg[1] else msg[0],
+                                  "info" if feed.status == "none" else "error")
         else:
-            self.status.set_video(feed.note)
+            self.status.set_video(feed.note, "warning")
 
     def render_now(self) -> None:
         """Compose and show one frame synchronously (tests, screenshots)."""
@@ -537,8 +539,9 @@ class ScreenshotTaker:
     window to a PNG and quits the application (exit code 0; 1 on timeout, after saving)."""
 
     def __init__(self, window: MainWindow, path: Path, timeout_s: float = SCREENSHOT_TIMEOUT_S,
-                 settle_s: float = 0.3) -> None:
+                 settle_s: float = 0.3, on_done: Callable[[int], None] | None = None) -> None:
         self.window = window
+        self._on_done = on_done or (lambda code: QApplication.instance().exit(code))
         self.path = Path(path)
         self.timeout_s = timeout_s
         self.settle_s = settle_s
@@ -583,7 +586,7 @@ class ScreenshotTaker:
         if timed_out:
             print(f"visa-console: the console was not ready after {self.timeout_s:.0f} s; "
                   f"saved what it showed to {self.path}", file=sys.stderr)
-        QApplication.instance().exit(self.exit_code)
+        self._on_done(self.exit_code)
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

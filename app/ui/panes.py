@@ -79,6 +79,7 @@ class StatusStrip(QFrame):
         outer.addWidget(self.problem)
         self._problems: list[tuple[str, str]] = []
         self._video: str | None = None
+        self._video_severity = "error"
         self._listening_state = "off"
         self.set_listening("off")
 
@@ -117,15 +118,21 @@ class StatusStrip(QFrame):
             self._problems.append((severity, message))
             self.set_problems(self._problems)
 
-    def set_video(self, message: str | None) -> None:
+    def set_video(self, message: str | None, severity: str = "error") -> None:
+        """The video's trouble (lost signal, broken file: ``error``; no video at all: ``info``)."""
         self._video = message
+        self._video_severity = severity
         self._refresh_problem()
 
     def problem_text(self) -> str:
         return self.problem.text()
 
     def _refresh_problem(self) -> None:
-        items = ([("error", self._video)] if self._video else []) + list(self._problems)
+        video = [(self._video_severity, self._video)] if self._video else []
+        if self._video_severity == "error":
+            items = video + list(self._problems)
+        else:
+            items = list(self._problems) + video
         if not items:
             self.problem.hide()
             self.problem.setText("")
