@@ -55,53 +55,59 @@ def only(con: Console, text: str) -> tuple[str, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- IV
-@pytest.mark.parametrize("text, params", [
-    ("coronal plus 100", {"coronal": "+100"}),
-    ("sagittal minus 30", {"sagittal": "-30"}),
-    ("cor plus 40", {"coronal": "+40"}),
-    ("sag minus 100", {"sagittal": "-100"}),
-    ("ax 80", {"axial": 80}),
-    ("sagittal 200", {"sagittal": 200}),
-    ("move axial to 120", {"axial": 120}),
-    ("go to axial slice number sixty", {"axial": 60}),
-    ("move to 10, 20, 50", {"axial": 10, "coronal": 20, "sagittal": 50}),
-    ("move to ten twenty fifty", {"axial": 10, "coronal": 20, "sagittal": 50}),
-    ("coronal max", {"coronal": "max"}),
-    ("sagittal minimum", {"sagittal": "min"}),
-    ("take the coronal back to the center", {"coronal": "middle"}),
-    ("go to the last axial slice", {"axial": "max"}),
-    ("go to the first coronal slice", {"coronal": "min"}),
-    ("what is at the very top of the scan", {"axial": "max"}),
-    ("center all planes", {"axial": "middle", "coronal": "middle", "sagittal": "middle"}),
-    ("increase axial by 12", {"axial": "+12"}),
-    ("decrease the coronal by 40", {"coronal": "-40"}),
-    ("move the axial plane up by 25", {"axial": "+25"}),
-    ("move sagittal to the left by 15", {"sagittal": "-15"}),
-    ("scroll all the way down", {"axial": "min"}),
-])
+@pytest.mark.parametrize(
+    "text, params",
+    [
+        ("coronal plus 100", {"coronal": "+100"}),
+        ("sagittal minus 30", {"sagittal": "-30"}),
+        ("cor plus 40", {"coronal": "+40"}),
+        ("sag minus 100", {"sagittal": "-100"}),
+        ("ax 80", {"axial": 80}),
+        ("sagittal 200", {"sagittal": 200}),
+        ("move axial to 120", {"axial": 120}),
+        ("go to axial slice number sixty", {"axial": 60}),
+        ("move to 10, 20, 50", {"axial": 10, "coronal": 20, "sagittal": 50}),
+        ("move to ten twenty fifty", {"axial": 10, "coronal": 20, "sagittal": 50}),
+        ("coronal max", {"coronal": "max"}),
+        ("sagittal minimum", {"sagittal": "min"}),
+        ("take the coronal back to the center", {"coronal": "middle"}),
+        ("go to the last axial slice", {"axial": "max"}),
+        ("go to the first coronal slice", {"coronal": "min"}),
+        ("what is at the very top of the scan", {"axial": "max"}),
+        ("center all planes", {"axial": "middle", "coronal": "middle", "sagittal": "middle"}),
+        ("increase axial by 12", {"axial": "+12"}),
+        ("decrease the coronal by 40", {"coronal": "-40"}),
+        ("move the axial plane up by 25", {"axial": "+25"}),
+        ("move sagittal to the left by 15", {"sagittal": "-15"}),
+        ("scroll all the way down", {"axial": "min"}),
+    ],
+)
 def test_iv_slice_moves(con, text, params):
     con.say("show the ct")
     assert only(con, text) == ("IV.SHOW_MOVE", params)
 
 
-@pytest.mark.parametrize("text, params", [
-    ("left left left", {"sagittal": "-30"}),
-    ("right", {"sagittal": "+10"}),
-    ("right right", {"sagittal": "+20"}),
-    ("forward forward", {"coronal": "+20"}),
-    ("move back", {"coronal": "-10"}),
-    ("posterior 20", {"coronal": "-20"}),
-    ("anterior", {"coronal": "+10"}),
-    ("move up", {"axial": "+10"}),
-    ("up twice", {"axial": "+20"}),
-    ("move left three times", {"sagittal": "-30"}),
-    ("move down 20", {"axial": "-20"}),
-    ("move inferior 15", {"axial": "-15"}),
-    ("right 50", {"sagittal": "+50"}),
-    ("30 slices up", {"axial": "+30"}),
-    ("down, down", {"axial": "-20"}),
-    ("down by another 10", {"axial": "-10"}),
-])
+@pytest.mark.parametrize(
+    "text, params",
+    [
+        ("left left left", {"sagittal": "-30"}),
+        ("right", {"sagittal": "+10"}),
+        ("right right", {"sagittal": "+20"}),
+        ("forward forward", {"coronal": "+20"}),
+        ("move back", {"coronal": "-10"}),
+        ("posterior 20", {"coronal": "-20"}),
+        ("anterior", {"coronal": "+10"}),
+        ("move up", {"axial": "+10"}),
+        ("up twice", {"axial": "+20"}),
+        ("move left three times", {"sagittal": "-30"}),
+        ("move down 20", {"axial": "-20"}),
+        ("move inferior 15", {"axial": "-15"}),
+        ("right 50", {"sagittal": "+50"}),
+        ("30 slices up", {"axial": "+30"}),
+        ("down, down", {"axial": "-20"}),
+        ("down by another 10", {"axial": "-10"}),
+    ],
+)
 def test_iv_direction_words_follow_the_display_convention(con, text, params):
     con.say("show the ct")
     assert only(con, text) == ("IV.SHOW_MOVE", params)
@@ -137,19 +143,27 @@ def test_iv_moving_in_zoom_view_makes_the_moved_plane_main(con):
     assert con.snap["iv"]["mode"] == "zoom_view" and con.snap["iv"]["main"] == "sagittal"
 
 
-@pytest.mark.parametrize("text", ["smaller views", "zoom out", "back to small views",
-                                  "show all three views", "shrink it"])
+@pytest.mark.parametrize(
+    "text",
+    ["smaller views", "zoom out", "back to small views", "show all three views", "shrink it"],
+)
 def test_iv_small_views(con, text):
     con.say("show the ct")
     con.say("zoom in on the axial")
     assert only(con, text) == ("IV.ZOOM_OUT", {})
 
 
-@pytest.mark.parametrize("text, action", [
-    ("remove all CT", "IV.REMOVE"), ("remove the CT", "IV.REMOVE"), ("close the ct", "IV.REMOVE"),
-    ("put the ct away", "IV.REMOVE"), ("reset the CT", "IV.RESET"),
-    ("initialize the ct", "IV.RESET"),
-])
+@pytest.mark.parametrize(
+    "text, action",
+    [
+        ("remove all CT", "IV.REMOVE"),
+        ("remove the CT", "IV.REMOVE"),
+        ("close the ct", "IV.REMOVE"),
+        ("put the ct away", "IV.REMOVE"),
+        ("reset the CT", "IV.RESET"),
+        ("initialize the ct", "IV.RESET"),
+    ],
+)
 def test_iv_remove_and_reset(con, text, action):
     con.say("show the ct")
     con.say("coronal plus 100")
@@ -192,34 +206,48 @@ def test_ar_first_show_is_tumour_lobe_nodules_airway(con):
     assert (ar["view"], ar["rotation"], ar["zoom_level"]) == ("surgical", "static", 0)
 
 
-@pytest.mark.parametrize("text, params", [
-    ("show the left lung", {"structures": ["left_lower_lobe", "left_upper_lobe"]}),
-    ("show the right lung",
-     {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]}),
-    ("show RUL", {"structures": ["right_upper_lobe"]}),
-    ("show LLL only", {"structures": ["left_lower_lobe"]}),
-    ("show the airway only", {"structures": ["trachea_bronchia"]}),
-    ("show the right upper lobe with the nodule",
-     {"structures": ["lung_nodules", "right_upper_lobe"]}),
-    ("show the right upper and lower lobes",
-     {"structures": ["right_lower_lobe", "right_upper_lobe"]}),
-    ("show the upper lobes", {"structures": ["left_upper_lobe", "right_upper_lobe"]}),
-    ("show the bronchial tree", {"structures": ["trachea_bronchia"]}),
-    ("show the tumour lobe", {"structures": ["right_upper_lobe"]}),
-    ("show all the lobes", {"structures": sorted(LOBES)}),
-    ("add the airway", {"structures": ["trachea_bronchia"], "op": "add"}),
-    ("add RML and RLL", {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "add"}),
-    ("also show the nodules", {"structures": ["lung_nodules"], "op": "add"}),
-    ("show the airway and the nodules too",
-     {"structures": ["lung_nodules", "trachea_bronchia"], "op": "add"}),
-    ("can we see the left lung as well?",
-     {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"}),
-    ("hide the RML and RLL",
-     {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "remove"}),
-    ("remove the nodules", {"structures": ["lung_nodules"], "op": "remove"}),
-    ("everything except the airway",
-     {"structures": sorted(set(LOBES) | {"lung_nodules"})}),
-])
+@pytest.mark.parametrize(
+    "text, params",
+    [
+        ("show the left lung", {"structures": ["left_lower_lobe", "left_upper_lobe"]}),
+        (
+            "show the right lung",
+            {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]},
+        ),
+        ("show RUL", {"structures": ["right_upper_lobe"]}),
+        ("show LLL only", {"structures": ["left_lower_lobe"]}),
+        ("show the airway only", {"structures": ["trachea_bronchia"]}),
+        (
+            "show the right upper lobe with the nodule",
+            {"structures": ["lung_nodules", "right_upper_lobe"]},
+        ),
+        (
+            "show the right upper and lower lobes",
+            {"structures": ["right_lower_lobe", "right_upper_lobe"]},
+        ),
+        ("show the upper lobes", {"structures": ["left_upper_lobe", "right_upper_lobe"]}),
+        ("show the bronchial tree", {"structures": ["trachea_bronchia"]}),
+        ("show the tumour lobe", {"structures": ["right_upper_lobe"]}),
+        ("show all the lobes", {"structures": sorted(LOBES)}),
+        ("add the airway", {"structures": ["trachea_bronchia"], "op": "add"}),
+        ("add RML and RLL", {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "add"}),
+        ("also show the nodules", {"structures": ["lung_nodules"], "op": "add"}),
+        (
+            "show the airway and the nodules too",
+            {"structures": ["lung_nodules", "trachea_bronchia"], "op": "add"},
+        ),
+        (
+            "can we see the left lung as well?",
+            {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"},
+        ),
+        (
+            "hide the RML and RLL",
+            {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "remove"},
+        ),
+        ("remove the nodules", {"structures": ["lung_nodules"], "op": "remove"}),
+        ("everything except the airway", {"structures": sorted(set(LOBES) | {"lung_nodules"})}),
+    ],
+)
 def test_ar_structures_groups_and_abbreviations(con, text, params):
     con.say("show the 3d model")
     action, got = only(con, text)
@@ -227,14 +255,24 @@ def test_ar_structures_groups_and_abbreviations(con, text, params):
     assert {**got, "structures": sorted(got["structures"])} == params
 
 
-@pytest.mark.parametrize("text, view", [
-    ("show the anterior view", "anterior"), ("view from the posterior side", "posterior"),
-    ("look at it from above", "superior"), ("view from the right", "right"),
-    ("inferior view", "inferior"), ("surgical view", "surgical"),
-    ("ant view", "anterior"), ("post view", "posterior"), ("right lat view", "right"),
-    ("how does it look from behind?", "posterior"), ("top view", "superior"),
-    ("view it from the patient's left", "left"), ("default view", "surgical"),
-])
+@pytest.mark.parametrize(
+    "text, view",
+    [
+        ("show the anterior view", "anterior"),
+        ("view from the posterior side", "posterior"),
+        ("look at it from above", "superior"),
+        ("view from the right", "right"),
+        ("inferior view", "inferior"),
+        ("surgical view", "surgical"),
+        ("ant view", "anterior"),
+        ("post view", "posterior"),
+        ("right lat view", "right"),
+        ("how does it look from behind?", "posterior"),
+        ("top view", "superior"),
+        ("view it from the patient's left", "left"),
+        ("default view", "surgical"),
+    ],
+)
 def test_ar_views_reset_rotation(con, text, view):
     con.say("show the 3d model")
     con.say("rotate horizontally")
@@ -242,13 +280,22 @@ def test_ar_views_reset_rotation(con, text, view):
     assert con.snap["ar"]["view"] == view and con.snap["ar"]["rotation"] == "static"
 
 
-@pytest.mark.parametrize("text, direction", [
-    ("rotate to the left", "left"), ("rotate right", "right"), ("rotate up", "up"),
-    ("rotate down", "down"), ("rotate horizontally", "horizontal"),
-    ("spin it vertically", "vertical"), ("stop the rotation", "static"),
-    ("turn the model left", "left"), ("give it a spin", "horizontal"),
-    ("stop spinning", "static"), ("flip it over", "vertical"),
-])
+@pytest.mark.parametrize(
+    "text, direction",
+    [
+        ("rotate to the left", "left"),
+        ("rotate right", "right"),
+        ("rotate up", "up"),
+        ("rotate down", "down"),
+        ("rotate horizontally", "horizontal"),
+        ("spin it vertically", "vertical"),
+        ("stop the rotation", "static"),
+        ("turn the model left", "left"),
+        ("give it a spin", "horizontal"),
+        ("stop spinning", "static"),
+        ("flip it over", "vertical"),
+    ],
+)
 def test_ar_rotations(con, text, direction):
     con.say("show the 3d model")
     assert only(con, text) == ("AR.ROTATE", {"direction": direction})
@@ -268,21 +315,25 @@ def test_ar_zoom_targets_stack_and_floor(con):
     assert con.snap["ar"]["zoom_level"] == 0 and con.snap["ar"]["zoom_target"] is None
 
 
-@pytest.mark.parametrize("text, target", [
-    ("zoom in to the right lower lobe", "right_lower_lobe"),
-    ("zoom in on the airway", "trachea_bronchia"),
-    ("zoom into the tumour", "lung_nodules"),
-    ("zoom in on the right lung", "right_lung"),
-    ("give me a closer look at the nodule", "lung_nodules"),
-    ("zoom in on the right upper", "right_upper_lobe"),
-])
+@pytest.mark.parametrize(
+    "text, target",
+    [
+        ("zoom in to the right lower lobe", "right_lower_lobe"),
+        ("zoom in on the airway", "trachea_bronchia"),
+        ("zoom into the tumour", "lung_nodules"),
+        ("zoom in on the right lung", "right_lung"),
+        ("give me a closer look at the nodule", "lung_nodules"),
+        ("zoom in on the right upper", "right_upper_lobe"),
+    ],
+)
 def test_ar_zoom_in_with_a_target(con, text, target):
     con.say("show the model")
     assert only(con, text) == ("AR.ZOOM_IN", {"target": target})
 
 
-@pytest.mark.parametrize("text", ["hide the model", "hide the 3D model", "remove the 3d model",
-                                  "get rid of the model"])
+@pytest.mark.parametrize(
+    "text", ["hide the model", "hide the 3D model", "remove the 3d model", "get rid of the model"]
+)
 def test_ar_remove(con, text):
     con.say("show the 3d model")
     assert only(con, text) == ("AR.REMOVE", {})
@@ -300,40 +351,50 @@ def test_ar_reset(con):
 
 
 # ---------------------------------------------------------------- IR
-@pytest.mark.parametrize("text, fields", [
-    ("how old is the patient?", ["age", "sex"]),
-    ("what's her BMI?", ["bmi"]),
-    ("what are the lung function values?", ["pft"]),
-    ("what's her FEV1?", ["pft"]),
-    ("show the operation date", ["operation_date"]),
-    ("what's the diagnosis?", ["diagnosis"]),
-    ("show dx", ["diagnosis"]),
-    ("what comorbidities does she have?", ["comorbidities"]),
-    ("what's her medical history?", ["comorbidities"]),
-    ("sex age", ["age", "sex"]),
-    ("is the patient male or female", ["age", "sex"]),
-    ("show the tumor location", ["tumor_location"]),
-    ("which lobe is the tumor in", ["tumor_location"]),
-    ("where is the tumour?", ["tumor_location"]),
-    ("how tall is she?", ["height"]),
-    ("what does the patient weigh?", ["weight"]),
-    ("show physical and PFT info", ["bmi", "height", "pft", "weight"]),
-    ("show BMI and PFT", ["bmi", "pft"]),
-    ("what's the body mass index", ["bmi"]),
-    ("what surgery is planned", ["operation_name"]),
-    ("when is the operation", ["operation_date"]),
-    ("any history of hypertension", ["comorbidities"]),
-    ("what's wrong with the patient", ["diagnosis"]),
-])
+@pytest.mark.parametrize(
+    "text, fields",
+    [
+        ("how old is the patient?", ["age", "sex"]),
+        ("what's her BMI?", ["bmi"]),
+        ("what are the lung function values?", ["pft"]),
+        ("what's her FEV1?", ["pft"]),
+        ("show the operation date", ["operation_date"]),
+        ("what's the diagnosis?", ["diagnosis"]),
+        ("show dx", ["diagnosis"]),
+        ("what comorbidities does she have?", ["comorbidities"]),
+        ("what's her medical history?", ["comorbidities"]),
+        ("sex age", ["age", "sex"]),
+        ("is the patient male or female", ["age", "sex"]),
+        ("show the tumor location", ["tumor_location"]),
+        ("which lobe is the tumor in", ["tumor_location"]),
+        ("where is the tumour?", ["tumor_location"]),
+        ("how tall is she?", ["height"]),
+        ("what does the patient weigh?", ["weight"]),
+        ("show physical and PFT info", ["bmi", "height", "pft", "weight"]),
+        ("show BMI and PFT", ["bmi", "pft"]),
+        ("what's the body mass index", ["bmi"]),
+        ("what surgery is planned", ["operation_name"]),
+        ("when is the operation", ["operation_date"]),
+        ("any history of hypertension", ["comorbidities"]),
+        ("what's wrong with the patient", ["diagnosis"]),
+    ],
+)
 def test_ir_fields(con, text, fields):
     assert only(con, text) == ("IR.SHOW", {"fields": fields})
     shown = set(con.snap["ir"]["fields"])
     assert set(fields) <= shown and con.snap["ir"]["visible"]
 
 
-@pytest.mark.parametrize("text", ["show the patient information", "show all fields",
-                                  "pt info please", "show all patient fields",
-                                  "tell me about the patient"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "show the patient information",
+        "show all fields",
+        "pt info please",
+        "show all patient fields",
+        "tell me about the patient",
+    ],
+)
 def test_ir_show_all(con, text):
     assert only(con, text) == ("IR.SHOW", {})
     assert con.snap["ir"]["fields"] == sorted(IR_ALL_FIELDS)
@@ -344,7 +405,9 @@ def test_ir_add_remove_hide_reset(con):
     assert only(con, "add FEV1") == ("IR.SHOW", {"fields": ["pft"], "op": "add"})
     assert con.snap["ir"]["fields"] == ["bmi", "pft"]
     assert only(con, "also show height and weight") == (
-        "IR.SHOW", {"fields": ["height", "weight"], "op": "add"})
+        "IR.SHOW",
+        {"fields": ["height", "weight"], "op": "add"},
+    )
     assert only(con, "remove the BMI") == ("IR.SHOW", {"fields": ["bmi"], "op": "remove"})
     assert con.snap["ir"]["fields"] == ["height", "pft", "weight"]
     assert only(con, "hide the info box") == ("IR.HIDE", {})
@@ -367,16 +430,19 @@ def test_bare_zoom_in_goes_to_the_previous_agent(con):
     assert only(con, "zoom in") == ("IV.ZOOM_IN_MOVE", {"plane": "axial"})
 
 
-@pytest.mark.parametrize("first, bare, expected", [
-    ("show the patient info", "reset", "IR.RESET"),
-    ("show the patient info", "remove", "IR.HIDE"),
-    ("show the patient info", "clear", "IR.HIDE"),
-    ("show the ct", "initialize", "IV.RESET"),
-    ("show the ct", "remove", "IV.REMOVE"),
-    ("show the 3d model", "reset", "AR.RESET"),
-    ("show the 3d model", "remove all", "AR.REMOVE"),
-    ("show the 3d model", "erase all", "AR.REMOVE"),
-])
+@pytest.mark.parametrize(
+    "first, bare, expected",
+    [
+        ("show the patient info", "reset", "IR.RESET"),
+        ("show the patient info", "remove", "IR.HIDE"),
+        ("show the patient info", "clear", "IR.HIDE"),
+        ("show the ct", "initialize", "IV.RESET"),
+        ("show the ct", "remove", "IV.REMOVE"),
+        ("show the 3d model", "reset", "AR.RESET"),
+        ("show the 3d model", "remove all", "AR.REMOVE"),
+        ("show the 3d model", "erase all", "AR.REMOVE"),
+    ],
+)
 def test_bare_commands_resolve_to_the_previous_agent(con, first, bare, expected):
     con.say(first)
     assert only(con, bare)[0] == expected
@@ -427,12 +493,23 @@ def test_bare_directions_after_the_model_rotate_or_choose_a_view(con):
 
 
 # ---------------------------------------------------------------- out of scope
-@pytest.mark.parametrize("text", [
-    "prepare the stapler", "apply suction", "is the patient's vital sign stable?",
-    "what's the heart rate?", "call the anesthesiologist", "show her allergies",
-    "retract the right upper lobe", "turn up the volume", "rotate the camera to the left",
-    "thanks, that's all for now", "staple the RUL bronchus", "show the heart on the model",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "prepare the stapler",
+        "apply suction",
+        "is the patient's vital sign stable?",
+        "what's the heart rate?",
+        "call the anesthesiologist",
+        "show her allergies",
+        "retract the right upper lobe",
+        "turn up the volume",
+        "rotate the camera to the left",
+        "thanks, that's all for now",
+        "staple the RUL bronchus",
+        "show the heart on the model",
+    ],
+)
 def test_out_of_scope_changes_nothing(con, text):
     con.say("show the ct")
     con.say("show the 3d model")
@@ -457,46 +534,80 @@ def test_in_scope_but_not_understood_is_low_confidence_not_a_wrong_answer(con):
 
 
 # ---------------------------------------------------------------- composite commands
-@pytest.mark.parametrize("text, expected", [
-    ("move axial to the middle slice and zoom in",
-     [("IV.SHOW_MOVE", {"axial": "middle"}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"})]),
-    ("move axial to 40 and sagittal to 300",
-     [("IV.SHOW_MOVE", {"axial": 40}), ("IV.SHOW_MOVE", {"sagittal": 300})]),
-    ("sagittal 100 then zoom in on it",
-     [("IV.SHOW_MOVE", {"sagittal": 100}), ("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]),
-    ("show the CT, zoom in on the axial and go to the middle slice",
-     [("IV.SHOW_MOVE", {}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"}),
-      ("IV.SHOW_MOVE", {"axial": "middle"})]),
-    ("zoom in on the tumour and rotate up",
-     [("AR.ZOOM_IN", {"target": "lung_nodules"}), ("AR.ROTATE", {"direction": "up"})]),
-    ("posterior view and rotate horizontally",
-     [("AR.SHOW", {"view": "posterior"}), ("AR.ROTATE", {"direction": "horizontal"})]),
-    ("zoom in on the right lung and then on the nodule",
-     [("AR.ZOOM_IN", {"target": "right_lung"}), ("AR.ZOOM_IN", {"target": "lung_nodules"})]),
-    ("show the 3D model and go to the surgical view", [("AR.SHOW", {"view": "surgical"})]),
-    ("how tall is she and how much does she weigh?",
-     [("IR.SHOW", {"fields": ["height", "weight"]})]),
-    ("what's her age and diagnosis?", [("IR.SHOW", {"fields": ["age", "diagnosis", "sex"]})]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "move axial to the middle slice and zoom in",
+            [("IV.SHOW_MOVE", {"axial": "middle"}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"})],
+        ),
+        (
+            "move axial to 40 and sagittal to 300",
+            [("IV.SHOW_MOVE", {"axial": 40}), ("IV.SHOW_MOVE", {"sagittal": 300})],
+        ),
+        (
+            "sagittal 100 then zoom in on it",
+            [("IV.SHOW_MOVE", {"sagittal": 100}), ("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})],
+        ),
+        (
+            "show the CT, zoom in on the axial and go to the middle slice",
+            [
+                ("IV.SHOW_MOVE", {}),
+                ("IV.ZOOM_IN_MOVE", {"plane": "axial"}),
+                ("IV.SHOW_MOVE", {"axial": "middle"}),
+            ],
+        ),
+        (
+            "zoom in on the tumour and rotate up",
+            [("AR.ZOOM_IN", {"target": "lung_nodules"}), ("AR.ROTATE", {"direction": "up"})],
+        ),
+        (
+            "posterior view and rotate horizontally",
+            [("AR.SHOW", {"view": "posterior"}), ("AR.ROTATE", {"direction": "horizontal"})],
+        ),
+        (
+            "zoom in on the right lung and then on the nodule",
+            [("AR.ZOOM_IN", {"target": "right_lung"}), ("AR.ZOOM_IN", {"target": "lung_nodules"})],
+        ),
+        ("show the 3D model and go to the surgical view", [("AR.SHOW", {"view": "surgical"})]),
+        (
+            "how tall is she and how much does she weigh?",
+            [("IR.SHOW", {"fields": ["height", "weight"]})],
+        ),
+        ("what's her age and diagnosis?", [("IR.SHOW", {"fields": ["age", "diagnosis", "sex"]})]),
+    ],
+)
 def test_composites_same_agent(con, text, expected):
     con.say("show the ct")
     con.say("show the 3d model")
     assert con.say(text) == expected
 
 
-@pytest.mark.parametrize("text, expected, agent", [
-    ("hide the patient box and show the CT",
-     [("IR.HIDE", {}), ("IV.SHOW_MOVE", {})], "IV"),
-    ("remove the 3D model and the CT", [("AR.REMOVE", {}), ("IV.REMOVE", {})], "IV"),
-    ("show the CT and the 3D model", [("IV.SHOW_MOVE", {}), ("AR.SHOW", {})], "AR"),
-    ("zoom in on the coronal and rotate the model left",
-     [("IV.ZOOM_IN_MOVE", {"plane": "coronal"}), ("AR.ROTATE", {"direction": "left"})], "AR"),
-    ("reset the CT and the model", [("IV.RESET", {}), ("AR.RESET", {})], "AR"),
-    ("clear the CT and the patient info", [("IV.REMOVE", {}), ("IR.HIDE", {})], "IR"),
-    ("remove the model and show all patient fields", [("AR.REMOVE", {}), ("IR.SHOW", {})], "IR"),
-    ("show the age, hide the 3D model and reset the CT",
-     [("IR.SHOW", {"fields": ["age", "sex"]}), ("AR.REMOVE", {}), ("IV.RESET", {})], "IV"),
-])
+@pytest.mark.parametrize(
+    "text, expected, agent",
+    [
+        ("hide the patient box and show the CT", [("IR.HIDE", {}), ("IV.SHOW_MOVE", {})], "IV"),
+        ("remove the 3D model and the CT", [("AR.REMOVE", {}), ("IV.REMOVE", {})], "IV"),
+        ("show the CT and the 3D model", [("IV.SHOW_MOVE", {}), ("AR.SHOW", {})], "AR"),
+        (
+            "zoom in on the coronal and rotate the model left",
+            [("IV.ZOOM_IN_MOVE", {"plane": "coronal"}), ("AR.ROTATE", {"direction": "left"})],
+            "AR",
+        ),
+        ("reset the CT and the model", [("IV.RESET", {}), ("AR.RESET", {})], "AR"),
+        ("clear the CT and the patient info", [("IV.REMOVE", {}), ("IR.HIDE", {})], "IR"),
+        (
+            "remove the model and show all patient fields",
+            [("AR.REMOVE", {}), ("IR.SHOW", {})],
+            "IR",
+        ),
+        (
+            "show the age, hide the 3D model and reset the CT",
+            [("IR.SHOW", {"fields": ["age", "sex"]}), ("AR.REMOVE", {}), ("IV.RESET", {})],
+            "IV",
+        ),
+    ],
+)
 def test_composites_cross_agent(con, text, expected, agent):
     con.say("show the 3d model")
     con.say("what is her bmi")
@@ -509,9 +620,13 @@ def test_composite_zoom_without_agent_words_uses_memory(con):
     con.say("show the ct")
     con.say("move up")
     assert con.say("zoom out and show the left lung") == [
-        ("IV.ZOOM_OUT", {}), ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})]
+        ("IV.ZOOM_OUT", {}),
+        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]}),
+    ]
     assert con.say("zoom in and rotate to the left") == [
-        ("AR.ZOOM_IN", {}), ("AR.ROTATE", {"direction": "left"})]
+        ("AR.ZOOM_IN", {}),
+        ("AR.ROTATE", {"direction": "left"}),
+    ]
 
 
 def test_composite_part_memory_cannot_serve_takes_the_next_parts_agent(con):
@@ -519,42 +634,59 @@ def test_composite_part_memory_cannot_serve_takes_the_next_parts_agent(con):
     con.say("zoom in on the axial")
     con.say("remove the model and show all patient fields")  # memory: IR, which cannot zoom
     assert con.say("zoom out and go to the first coronal slice") == [
-        ("IV.ZOOM_OUT", {}), ("IV.SHOW_MOVE", {"coronal": "min"})]
+        ("IV.ZOOM_OUT", {}),
+        ("IV.SHOW_MOVE", {"coronal": "min"}),
+    ]
 
 
 def test_split_clauses_keeps_lists_together_and_splits_commands():
     def parts(text: str) -> list[str]:
         return [" ".join(c.words) for c in split_clauses(tokens_of(text))]
-    assert parts("show the right upper and lower lobes") == [
-        "show the right upper and lower lobes"]
+
+    assert parts("show the right upper and lower lobes") == ["show the right upper and lower lobes"]
     assert parts("move to 10, 20, 50") == ["move to 10 20 50"]
     assert parts("zoom in and rotate to the left") == ["zoom in", "rotate to the left"]
     assert parts("show the ct and the age") == ["show the ct", "show the age"]
     assert parts("zoom in on the lung and then on the nodule") == [
-        "zoom in on the lung", "zoom in on the nodule"]
+        "zoom in on the lung",
+        "zoom in on the nodule",
+    ]
     assert parts("uh, show the ct please") == ["show the ct please"]
 
 
 def test_merge_steps_joins_spoken_lists_only_for_show():
-    merged = merge_steps([Step("IR.SHOW", {"fields": ["bmi"]}),
-                          Step("IR.SHOW", {"fields": ["pft"]}),
-                          Step("IV.SHOW_MOVE", {"axial": 4}), Step("IV.SHOW_MOVE", {"coronal": 5})])
+    merged = merge_steps(
+        [
+            Step("IR.SHOW", {"fields": ["bmi"]}),
+            Step("IR.SHOW", {"fields": ["pft"]}),
+            Step("IV.SHOW_MOVE", {"axial": 4}),
+            Step("IV.SHOW_MOVE", {"coronal": 5}),
+        ]
+    )
     assert [(s.action_id, dict(s.params)) for s in merged] == [
-        ("IR.SHOW", {"fields": ["bmi", "pft"]}), ("IV.SHOW_MOVE", {"axial": 4}),
-        ("IV.SHOW_MOVE", {"coronal": 5})]
+        ("IR.SHOW", {"fields": ["bmi", "pft"]}),
+        ("IV.SHOW_MOVE", {"axial": 4}),
+        ("IV.SHOW_MOVE", {"coronal": 5}),
+    ]
 
 
 # ---------------------------------------------------------------- ASR errors end to end
-@pytest.mark.parametrize("heard, expected", [
-    ("City scan please", [("IV.SHOW_MOVE", {})]),
-    ("corona plus fifty", [("IV.SHOW_MOVE", {"coronal": "+50"})]),
-    ("sagittarius minus thirty", [("IV.SHOW_MOVE", {"sagittal": "-30"})]),
-    ("write write", [("IV.SHOW_MOVE", {"sagittal": "+20"})]),
-    ("move excel to one hundred twenty", [("IV.SHOW_MOVE", {"axial": 120})]),
-    ("Da Vinci, show P F T", [("IR.SHOW", {"fields": ["pft"]})]),
-    ("show the write lower load", [("AR.SHOW", {"structures": ["right_lower_lobe"]})]),
-    ("show the left long", [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})]),
-])
+@pytest.mark.parametrize(
+    "heard, expected",
+    [
+        ("City scan please", [("IV.SHOW_MOVE", {})]),
+        ("corona plus fifty", [("IV.SHOW_MOVE", {"coronal": "+50"})]),
+        ("sagittarius minus thirty", [("IV.SHOW_MOVE", {"sagittal": "-30"})]),
+        ("write write", [("IV.SHOW_MOVE", {"sagittal": "+20"})]),
+        ("move excel to one hundred twenty", [("IV.SHOW_MOVE", {"axial": 120})]),
+        ("Da Vinci, show P F T", [("IR.SHOW", {"fields": ["pft"]})]),
+        ("show the write lower load", [("AR.SHOW", {"structures": ["right_lower_lobe"]})]),
+        (
+            "show the left long",
+            [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})],
+        ),
+    ],
+)
 def test_speech_errors_end_to_end(con, heard, expected):
     con.say("show the ct")
     assert con.say(heard) == expected
@@ -569,7 +701,8 @@ def test_interpretation_reports_stages_tier_and_timings(con):
     assert {"normalize", "correct", "validate", "route", "decide"} <= set(it.stage_ms)
     stages = it.trace_stages()
     assert stages["decide"]["actions"] == [
-        {"agent": "IV", "action": "ZOOM_IN_MOVE", "params": {"plane": "sagittal"}}]
+        {"agent": "IV", "action": "ZOOM_IN_MOVE", "params": {"plane": "sagittal"}}
+    ]
     assert stages["route"]["agent"] == "IV" and stages["correct"]["valid"] is True
 
 
@@ -586,8 +719,7 @@ class _StubTier:
 
 
 def test_low_confidence_asks_later_tiers_and_confident_ones_do_not(con):
-    stub = _StubTier(Decision(True, [Step("AR.ROTATE", {"direction": "left"})], "AR", 0.9,
-                              "llm"))
+    stub = _StubTier(Decision(True, [Step("AR.ROTATE", {"direction": "left"})], "AR", 0.9, "llm"))
     tier: Tier = stub
     interp = FastInterpreter(tiers=[tier])
     it = interp.interpret("show the ct", con.state, con.memory)
@@ -598,8 +730,13 @@ def test_low_confidence_asks_later_tiers_and_confident_ones_do_not(con):
 
 def test_fast_tier_latency_is_a_few_milliseconds(con):
     import time
-    texts = ["move axial to the middle slice and zoom in", "show the right upper lobe with "
-             "the nodule", "Davinci, what's her age and diagnosis?", "left left left"]
+
+    texts = [
+        "move axial to the middle slice and zoom in",
+        "show the right upper lobe with the nodule",
+        "Davinci, what's her age and diagnosis?",
+        "left left left",
+    ]
     con.interp.interpret(texts[0], con.state, con.memory)  # warm
     t0 = time.perf_counter()
     for _ in range(25):
@@ -619,48 +756,67 @@ def _all_shown(last: str | None) -> Console:
     return con
 
 
-@pytest.mark.parametrize("last, text, expected", [
-    (None, "would you mind showing the CT", [("IV.SHOW_MOVE", {})]),
-    (None, "can we get the 3D model up", [("AR.SHOW", {})]),
-    (None, "please open the three dimensional model", [("AR.SHOW", {})]),
-    (None, "pull up the imaging", [("IV.SHOW_MOVE", {})]),
-    ("IV", "nudge it forward", [("IV.SHOW_MOVE", {"coronal": "+10"})]),
-    ("IV", "toward the feet", [("IV.SHOW_MOVE", {"axial": "-10"})]),
-    ("IV", "put the sagittal at the midline", [("IV.SHOW_MOVE", {"sagittal": "middle"})]),
-    ("IV", "page down", [("IV.SHOW_MOVE", {"axial": "-10"})]),
-    ("IV", "raise the axial by 10", [("IV.SHOW_MOVE", {"axial": "+10"})]),
-    ("IV", "go up 10 then left 20",
-     [("IV.SHOW_MOVE", {"axial": "+10"}), ("IV.SHOW_MOVE", {"sagittal": "-20"})]),
-    ("IV", "I am done with the CT", [("IV.REMOVE", {})]),
-    ("IV", "open the coronal in full screen", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
-    ("IV", "go back to three views", [("IV.ZOOM_OUT", {})]),
-    ("AR", "hold it there", [("AR.ROTATE", {"direction": "static"})]),
-    ("AR", "turn it sideways", [("AR.ROTATE", {"direction": "horizontal"})]),
-    ("AR", "rotate to the anterior view", [("AR.SHOW", {"view": "anterior"})]),
-    ("AR", "change to posterior", [("AR.SHOW", {"view": "posterior"})]),
-    ("AR", "frontal view", [("AR.SHOW", {"view": "anterior"})]),
-    ("AR", "bird's eye view", [("AR.SHOW", {"view": "superior"})]),
-    ("AR", "back to the surgeon view", [("AR.SHOW", {"view": "surgical"})]),
-    ("AR", "not so close", [("AR.ZOOM_OUT", {})]),
-    ("AR", "bring the airway back", [("AR.SHOW", {"structures": ["trachea_bronchia"],
-                                                  "op": "add"})]),
-    ("AR", "show the left and right lower lobes",
-     [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"]})]),
-    ("AR", "show the model and the airway",
-     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})]),
-    ("AR", "show the lobes and the airway but not the nodules",
-     [("AR.SHOW", {"structures": [*sorted(LOBES), "trachea_bronchia"]})]),
-    (None, "is the patient a man or a woman", [("IR.SHOW", {"fields": ["age", "sex"]})]),
-    (None, "what's her date of birth", [("IR.SHOW", {"fields": ["age", "sex"]})]),
-    (None, "which side is the tumor on", [("IR.SHOW", {"fields": ["tumor_location"]})]),
-    (None, "does she have COPD", [("IR.SHOW", {"fields": ["comorbidities"]})]),
-    ("IR", "take off the age", [("IR.SHOW", {"fields": ["age", "sex"], "op": "remove"})]),
-])
+@pytest.mark.parametrize(
+    "last, text, expected",
+    [
+        (None, "would you mind showing the CT", [("IV.SHOW_MOVE", {})]),
+        (None, "can we get the 3D model up", [("AR.SHOW", {})]),
+        (None, "please open the three dimensional model", [("AR.SHOW", {})]),
+        (None, "pull up the imaging", [("IV.SHOW_MOVE", {})]),
+        ("IV", "nudge it forward", [("IV.SHOW_MOVE", {"coronal": "+10"})]),
+        ("IV", "toward the feet", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("IV", "put the sagittal at the midline", [("IV.SHOW_MOVE", {"sagittal": "middle"})]),
+        ("IV", "page down", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("IV", "raise the axial by 10", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        (
+            "IV",
+            "go up 10 then left 20",
+            [("IV.SHOW_MOVE", {"axial": "+10"}), ("IV.SHOW_MOVE", {"sagittal": "-20"})],
+        ),
+        ("IV", "I am done with the CT", [("IV.REMOVE", {})]),
+        ("IV", "open the coronal in full screen", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+        ("IV", "go back to three views", [("IV.ZOOM_OUT", {})]),
+        ("AR", "hold it there", [("AR.ROTATE", {"direction": "static"})]),
+        ("AR", "turn it sideways", [("AR.ROTATE", {"direction": "horizontal"})]),
+        ("AR", "rotate to the anterior view", [("AR.SHOW", {"view": "anterior"})]),
+        ("AR", "change to posterior", [("AR.SHOW", {"view": "posterior"})]),
+        ("AR", "frontal view", [("AR.SHOW", {"view": "anterior"})]),
+        ("AR", "bird's eye view", [("AR.SHOW", {"view": "superior"})]),
+        ("AR", "back to the surgeon view", [("AR.SHOW", {"view": "surgical"})]),
+        ("AR", "not so close", [("AR.ZOOM_OUT", {})]),
+        (
+            "AR",
+            "bring the airway back",
+            [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})],
+        ),
+        (
+            "AR",
+            "show the left and right lower lobes",
+            [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"]})],
+        ),
+        (
+            "AR",
+            "show the model and the airway",
+            [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})],
+        ),
+        (
+            "AR",
+            "show the lobes and the airway but not the nodules",
+            [("AR.SHOW", {"structures": [*sorted(LOBES), "trachea_bronchia"]})],
+        ),
+        (None, "is the patient a man or a woman", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+        (None, "what's her date of birth", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+        (None, "which side is the tumor on", [("IR.SHOW", {"fields": ["tumor_location"]})]),
+        (None, "does she have COPD", [("IR.SHOW", {"fields": ["comorbidities"]})]),
+        ("IR", "take off the age", [("IR.SHOW", {"fields": ["age", "sex"], "op": "remove"})]),
+    ],
+)
 def test_paraphrases(last, text, expected):
     con = _all_shown(last)
     got = con.say(text)
-    got = [(a, {k: (sorted(v) if isinstance(v, list) else v) for k, v in p.items()})
-           for a, p in got]
+    got = [
+        (a, {k: (sorted(v) if isinstance(v, list) else v) for k, v in p.items()}) for a, p in got
+    ]
     assert got == expected
 
 
@@ -672,10 +828,265 @@ def test_reset_the_zoom_pops_the_whole_stack(con):
     assert con.snap["ar"]["zoom_level"] == 0
 
 
-@pytest.mark.parametrize("text", ["what's the patient's name", "what's her MRN",
-                                  "smoking history", "turn on the warmer", "start the timer"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the patient's name",
+        "what's her MRN",
+        "smoking history",
+        "turn on the warmer",
+        "start the timer",
+    ],
+)
 def test_unheld_or_unknown_requests_do_nothing(text):
     con = _all_shown("IR")
     before = con.snap
     assert con.say(text) == [] and not con.last.valid
     assert con.snap == before
+
+
+# ---------------------------------------------------------------- mixed paraphrases
+# (setup commands, command, expected actions); an empty list means "does nothing".
+_MIXED = [
+    # (setup commands, text, expected)
+    ([], "could I get the patient's BMI please", [("IR.SHOW", {"fields": ["bmi"]})]),
+    ([], "pop up the CT", [("IV.SHOW_MOVE", {})]),
+    ([], "let me look at the 3D lungs", [("AR.SHOW", {})]),
+    (["show the ct"], "scroll forward 15", [("IV.SHOW_MOVE", {"coronal": "+15"})]),
+    (["show the ct"], "go back five slices", [("IV.SHOW_MOVE", {"coronal": "-5"})]),
+    (["show the ct"], "sagittal to the middle please", [("IV.SHOW_MOVE", {"sagittal": "middle"})]),
+    (["show the ct"], "jump the coronal to 400", [("IV.SHOW_MOVE", {"coronal": 400})]),
+    (["show the ct"], "move the transverse plane down 8", [("IV.SHOW_MOVE", {"axial": "-8"})]),
+    (["show the ct"], "enlarge the transverse view", [("IV.ZOOM_IN_MOVE", {"plane": "axial"})]),
+    (["show the ct", "zoom in on the coronal"], "return to the small views", [("IV.ZOOM_OUT", {})]),
+    (["show the ct"], "take the CT off the screen", [("IV.REMOVE", {})]),
+    (["show the ct"], "restore the CT to default", [("IV.RESET", {})]),
+    (["show the ct"], "left, left", [("IV.SHOW_MOVE", {"sagittal": "-20"})]),
+    (["show the ct"], "up by 40", [("IV.SHOW_MOVE", {"axial": "+40"})]),
+    (["show the ct"], "go to the maximum coronal slice", [("IV.SHOW_MOVE", {"coronal": "max"})]),
+    (
+        ["show the ct"],
+        "set all three planes to 30",
+        [("IV.SHOW_MOVE", {"axial": 30, "coronal": 30, "sagittal": 30})],
+    ),
+    (["show the model"], "rotate the lungs to the right", [("AR.ROTATE", {"direction": "right"})]),
+    (
+        ["show the model"],
+        "start rotating horizontally",
+        [("AR.ROTATE", {"direction": "horizontal"})],
+    ),
+    (["show the model"], "make it stop", [("AR.ROTATE", {"direction": "static"})]),
+    (["show the model"], "view from the back", [("AR.SHOW", {"view": "posterior"})]),
+    (["show the model"], "show it from underneath", [("AR.SHOW", {"view": "inferior"})]),
+    (["show the model"], "look at the model from the left side", [("AR.SHOW", {"view": "left"})]),
+    (
+        ["show the model"],
+        "zoom in toward the lingula",
+        [("AR.ZOOM_IN", {"target": "left_upper_lobe"})],
+    ),
+    (
+        ["show the model"],
+        "zoom closer to the bronchus",
+        [("AR.ZOOM_IN", {"target": "trachea_bronchia"})],
+    ),
+    (["show the model", "zoom in"], "zoom out one step", [("AR.ZOOM_OUT", {})]),
+    (
+        ["show the model"],
+        "hide the lower lobes",
+        [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"], "op": "remove"})],
+    ),
+    (
+        ["show the model"],
+        "only show the right middle lobe",
+        [("AR.SHOW", {"structures": ["right_middle_lobe"]})],
+    ),
+    (
+        ["show the model"],
+        "add the left upper lobe too",
+        [("AR.SHOW", {"structures": ["left_upper_lobe"], "op": "add"})],
+    ),
+    (["show the model"], "put the model back to how it was", [("AR.RESET", {})]),
+    (["show the model"], "make the model disappear", [("AR.REMOVE", {})]),
+    (["show the model"], "delete the 3D", [("AR.REMOVE", {})]),
+    ([], "what's the patient's height and weight", [("IR.SHOW", {"fields": ["height", "weight"]})]),
+    ([], "what operation is she having", [("IR.SHOW", {"fields": ["operation_name"]})]),
+    ([], "when's the surgery scheduled", [("IR.SHOW", {"fields": ["operation_date"]})]),
+    ([], "what did the pulmonary function tests show", [("IR.SHOW", {"fields": ["pft"]})]),
+    ([], "where's the cancer located", [("IR.SHOW", {"fields": ["tumor_location"]})]),
+    ([], "what's her FVC", [("IR.SHOW", {"fields": ["pft"]})]),
+    ([], "any other medical problems", [("IR.SHOW", {"fields": ["comorbidities"]})]),
+    (
+        ["show the bmi"],
+        "put the diagnosis up as well",
+        [("IR.SHOW", {"fields": ["diagnosis"], "op": "add"})],
+    ),
+    (["show the bmi"], "lose the bmi", [("IR.SHOW", {"fields": ["bmi"], "op": "remove"})]),
+    (["show the bmi"], "close the patient panel", [("IR.HIDE", {})]),
+    (["show the bmi"], "show every field", [("IR.SHOW", {})]),
+    (["show the bmi"], "reset the patient info", [("IR.RESET", {})]),
+    (
+        ["show the ct"],
+        "zoom in on the axial and then move up 10",
+        [("IV.ZOOM_IN_MOVE", {"plane": "axial"}), ("IV.SHOW_MOVE", {"axial": "+10"})],
+    ),
+    (
+        [],
+        "show the CT and then the patient's age",
+        [("IV.SHOW_MOVE", {}), ("IR.SHOW", {"fields": ["age", "sex"]})],
+    ),
+    (
+        ["show the model"],
+        "rotate up and then show the superior view",
+        [("AR.ROTATE", {"direction": "up"}), ("AR.SHOW", {"view": "superior"})],
+    ),
+    (
+        ["show the model", "show the ct"],
+        "zoom the model in on the nodule and zoom in on the sagittal",
+        [("AR.ZOOM_IN", {"target": "lung_nodules"}), ("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})],
+    ),
+    (
+        [],
+        "hide the CT, the model and the patient info",
+        [("IV.REMOVE", {}), ("AR.REMOVE", {}), ("IR.HIDE", {})],
+    ),
+    ([], "please suture the port site", []),
+    ([], "increase the flow", []),
+    ([], "who's on call tonight", []),
+    ([], "what's the patient's temperature", []),
+    ([], "dim the room lights", []),
+    ([], "cauterize that bleeder", []),
+    ([], "show the spleen", []),
+    ([], "remove the lower lobe specimen", []),
+    ([], "how much longer", []),
+    ([], "open up the patient file", [("IR.SHOW", {})]),
+    ([], "how much does the patient weigh in kilos", [("IR.SHOW", {"fields": ["weight"]})]),
+    ([], "give me her age and sex", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+    ([], "what lobe is involved", [("IR.SHOW", {"fields": ["tumor_location"]})]),
+    ([], "display the spirometry", [("IR.SHOW", {"fields": ["pft"]})]),
+    ([], "what's the DLCO", [("IR.SHOW", {"fields": ["pft"]})]),
+    ([], "read me the diagnosis", [("IR.SHOW", {"fields": ["diagnosis"]})]),
+    (["show the bmi"], "get rid of the info", [("IR.HIDE", {})]),
+    (
+        ["show the bmi"],
+        "include the operation date",
+        [("IR.SHOW", {"fields": ["operation_date"], "op": "add"})],
+    ),
+    (
+        ["show the bmi"],
+        "show the operation name and date",
+        [("IR.SHOW", {"fields": ["operation_date", "operation_name"]})],
+    ),
+    ([], "I want to look at the CT", [("IV.SHOW_MOVE", {})]),
+    (["show the ct"], "coronal, plus twenty", [("IV.SHOW_MOVE", {"coronal": "+20"})]),
+    (["show the ct"], "go up by fifteen slices", [("IV.SHOW_MOVE", {"axial": "+15"})]),
+    (["show the ct"], "move two slices down", [("IV.SHOW_MOVE", {"axial": "-2"})]),
+    (["show the ct"], "go posterior by 30", [("IV.SHOW_MOVE", {"coronal": "-30"})]),
+    (["show the ct"], "slide left 25", [("IV.SHOW_MOVE", {"sagittal": "-25"})]),
+    (["show the ct"], "to the right, 40 slices", [("IV.SHOW_MOVE", {"sagittal": "+40"})]),
+    (["show the ct"], "jump to axial slice 100", [("IV.SHOW_MOVE", {"axial": 100})]),
+    (["show the ct"], "axial to max", [("IV.SHOW_MOVE", {"axial": "max"})]),
+    (["show the ct"], "coronal to the minimum", [("IV.SHOW_MOVE", {"coronal": "min"})]),
+    (["show the ct"], "move sagittal to the first slice", [("IV.SHOW_MOVE", {"sagittal": "min"})]),
+    (
+        ["show the ct"],
+        "the coronal view please, large",
+        [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})],
+    ),
+    (["show the ct"], "blow up the sagittal", [("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]),
+    (["show the ct", "zoom in on the coronal"], "unzoom", [("IV.ZOOM_OUT", {})]),
+    (["show the ct"], "clear the CT views", [("IV.REMOVE", {})]),
+    (["show the ct"], "reset the CT viewer", [("IV.RESET", {})]),
+    (["show the ct"], "soft tissue window please", [("IV.SHOW_MOVE", {"window": "soft_tissue"})]),
+    (["show the model"], "rotate the model clockwise", [("AR.ROTATE", {"direction": "right"})]),
+    (["show the model"], "turn it to the left", [("AR.ROTATE", {"direction": "left"})]),
+    (["show the model"], "can you make it spin", [("AR.ROTATE", {"direction": "horizontal"})]),
+    (["show the model"], "tilt the model down", [("AR.ROTATE", {"direction": "down"})]),
+    (["show the model"], "stop the spinning", [("AR.ROTATE", {"direction": "static"})]),
+    (["show the model"], "show me the posterior aspect", [("AR.SHOW", {"view": "posterior"})]),
+    (["show the model"], "switch to the surgical perspective", [("AR.SHOW", {"view": "surgical"})]),
+    (["show the model"], "view the model from the right side", [("AR.SHOW", {"view": "right"})]),
+    (["show the model"], "zoom to the RML", [("AR.ZOOM_IN", {"target": "right_middle_lobe"})]),
+    (
+        ["show the model"],
+        "get a closer view of the left lung",
+        [("AR.ZOOM_IN", {"target": "left_lung"})],
+    ),
+    (["show the model", "zoom in"], "zoom out a bit", [("AR.ZOOM_OUT", {})]),
+    (
+        ["show the model"],
+        "display only the airway and the nodules",
+        [("AR.SHOW", {"structures": ["lung_nodules", "trachea_bronchia"]})],
+    ),
+    (
+        ["show the model"],
+        "hide the left lung",
+        [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "remove"})],
+    ),
+    (
+        ["show the model"],
+        "show all the structures",
+        [
+            (
+                "AR.SHOW",
+                {
+                    "structures": [
+                        "left_lower_lobe",
+                        "left_upper_lobe",
+                        "lung_nodules",
+                        "right_lower_lobe",
+                        "right_middle_lobe",
+                        "right_upper_lobe",
+                        "trachea_bronchia",
+                    ]
+                },
+            )
+        ],
+    ),
+    (["show the model"], "take the 3D model away", [("AR.REMOVE", {})]),
+    (["show the model"], "reinitialize the 3D", [("AR.RESET", {})]),
+    ([], "show me the CT and the 3D anatomy", [("IV.SHOW_MOVE", {}), ("AR.SHOW", {})]),
+    (
+        ["show the model"],
+        "zoom in on the nodule then rotate it vertically",
+        [("AR.ZOOM_IN", {"target": "lung_nodules"}), ("AR.ROTATE", {"direction": "vertical"})],
+    ),
+    (
+        ["show the ct"],
+        "go to coronal 100 and zoom in",
+        [("IV.SHOW_MOVE", {"coronal": 100}), ("IV.ZOOM_IN_MOVE", {"plane": "coronal"})],
+    ),
+    (
+        [],
+        "show the diagnosis and the tumour location",
+        [("IR.SHOW", {"fields": ["diagnosis", "tumor_location"]})],
+    ),
+    (
+        ["show the model", "show the ct"],
+        "hide the model and zoom out the CT",
+        [("AR.REMOVE", {}), ("IV.ZOOM_OUT", {})],
+    ),
+    ([], "prep the harmonic scalpel", []),
+    ([], "we need another sponge", []),
+    ([], "what's the end-tidal", []),
+    ([], "tell the anesthesia team we're closing", []),
+    ([], "is the specimen out", []),
+    ([], "how's the bleeding", []),
+    ([], "increase the robot arm speed", []),
+    ([], "what's her hemoglobin", []),
+    ([], "show me the pulmonary artery", []),
+    ([], "can you adjust the light", []),
+]
+
+
+def _sorted_lists(acts):
+    return [
+        (a, {k: (sorted(v) if isinstance(v, list) else v) for k, v in p.items()}) for a, p in acts
+    ]
+
+
+@pytest.mark.parametrize("setup, text, expected", _MIXED)
+def test_mixed_paraphrases(setup, text, expected):
+    con = Console()
+    for s in setup:
+        con.say(s)
+    assert _sorted_lists(con.say(text)) == _sorted_lists(expected)

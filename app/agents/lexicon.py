@@ -359,7 +359,8 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         head = _has_head(seg)
         prev_agent = _dominant_agent(prev.words)
         seg_agent = _dominant_agent(seg)
-        bare_nums = all(_is_num(t) or t in FILLER for t in seg)
+        bare_nums = all(_is_num(t) or t in FILLER or t in ("slices", "slice", "steps")
+                        for t in seg)
         core = [t for t in seg if t not in FILLER]
         prev_core = [t for t in prev.toks if t not in FILLER]
         repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
@@ -450,7 +451,8 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
         s["IR"] += 2
     if re.search(r"\b(small|three|3|smaller|all|multiple|multi) (views?|panels?|windows?)", text):
         s["IV"] += 3
-    if re.search(r"\b(view|views|perspective|angle)\b", text) and any(
+    if re.search(r"\b(view|views|perspective|angle|aspect|projection|orientation)\b", text) \
+            and any(
             w in AR_VIEW_WORDS for w in ws if w not in PLANE_WORDS):
         s["AR"] += 2
     if re.search(r"\b(from|look at it from)( the)? (front|behind|back|above|below|top|bottom|"
@@ -1289,7 +1291,9 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bblow (it |this |that )?up\b", "enlarge"),
     (r"\bclose up\b|\bcloser look\b", "closer"),
     (r"\b(all )?(3|three) (small )?(views|panels|images)\b(?! (to|at) )", "small views"),
-    (r"\b(all )?(the )?(3|three) planes\b", "all planes"),
+    (r"\b(all )?(the )?(3|three) planes\b(?= (to|at|by|up|down|left|right|forward|back|"
+     r"middle|center|[+-]?\d))", "all planes"),
+    (r"\b(all )?(3|three) (small )?planes\b", "small views"),
     (r"\b(one|1|a single) (step|notch|level|click|more time)\b", "once"),
     (r"\b(\d+) (steps|levels|notches|clicks)\b(?! (up|down|left|right|forward|back))",
      "\\1 times"),
@@ -1595,10 +1599,20 @@ def _with_step(steps: list[Step], step: int) -> list[Step]:
     return [Step("IV.SHOW_MOVE", {plane: _rel(sign * step)})]
 
 
+# Actions whose repetition changes nothing: a repeated one in a command is said twice, not
+# meant twice ("the coronal view please, large").
+_IDEMPOTENT = {"IV.ZOOM_IN_MOVE", "IV.ZOOM_OUT", "IV.REMOVE", "IV.RESET", "IR.HIDE", "IR.RESET",
+               "AR.REMOVE", "AR.RESET", "AR.ROTATE"}
+
+
 def merge_steps(steps: list[Step]) -> list[Step]:
     """Adjacent IR.SHOW / AR.SHOW steps of one command become one step (a spoken list)."""
     out: list[Step] = []
     for s in steps:
+        if out and s.action_id in _IDEMPOTENT and s.action_id == out[-1].action_id and \
+                dict(s.params) == dict(out[-1].params) and not any(
+                    isinstance(v, str) and v[:1] in "+-" for v in s.params.values()):
+            continue
         if out and s.action_id == out[-1].action_id and s.action_id in ("IR.SHOW", "AR.SHOW"):
             merged = _merge_show(out[-1], s)
             if merged is not None:

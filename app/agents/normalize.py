@@ -661,7 +661,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"cough\w*|bleed\w*|hemorrhag\w*|moving|awake|waking|crying|shivering|stable|unstable|"
      r"is the patient ok(ay)?|how is the patient|desaturat\w*|hypotens\w*|tachycard\w*",
      "patient status is not something the console reports"),
-    (r"lights?|lamp|bed|table|tilt the|trendelenburg|thermostat|air conditioning|"
+    (r"lights?|lamp|bed|table|trendelenburg|thermostat|air conditioning|"
      r"room temperature|door|doors|curtain\w*",
      "room equipment is not controlled here"),
     (r"camera|scope|endoscope|lens|robot arm|arms?|console handles?|clutch|energy|foot pedal|"
