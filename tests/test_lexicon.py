@@ -1075,6 +1075,89 @@ _MIXED = [
     ([], "what's her hemoglobin", []),
     ([], "show me the pulmonary artery", []),
     ([], "can you adjust the light", []),
+    (["show the ct", "move down 10"], "once more", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+    (["show the ct", "left 20"], "same again", [("IV.SHOW_MOVE", {"sagittal": "-20"})]),
+    (["show the ct", "forward"], "and again", [("IV.SHOW_MOVE", {"coronal": "+10"})]),
+    (
+        ["show the model", "zoom in on the nodule"],
+        "even closer",
+        [("AR.ZOOM_IN", {"target": "lung_nodules"})],
+    ),
+    (
+        ["show the model", "zoom in on the nodule"],
+        "further",
+        [("AR.ZOOM_IN", {"target": "lung_nodules"})],
+    ),
+    (
+        ["show the model", "rotate left"],
+        "now the other way",
+        [("AR.ROTATE", {"direction": "right"})],
+    ),
+    (["show the ct", "zoom in on the sagittal"], "smaller", [("IV.ZOOM_OUT", {})]),
+    (["show the model"], "bigger", [("AR.ZOOM_IN", {})]),
+    (["show the ct"], "clear", [("IV.REMOVE", {})]),
+    (["show the model"], "clear", [("AR.REMOVE", {})]),
+    (["show the bmi"], "everything", [("IR.SHOW", {})]),
+    (["show the ct"], "reset everything", [("IV.RESET", {})]),
+    (
+        ["show the ct", "show the model"],
+        "zoom in on the axial",
+        [("IV.ZOOM_IN_MOVE", {"plane": "axial"})],
+    ),
+    (["show the ct", "show the model"], "move the axial up", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+    (["show the model", "show the ct"], "rotate it", [("AR.ROTATE", {"direction": "horizontal"})]),
+    (
+        ["show the model", "show the ct"],
+        "show the nodules",
+        [("AR.SHOW", {"structures": ["lung_nodules"]})],
+    ),
+    (["show the ct"], "what's her age", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+    (
+        ["show the ct"],
+        "is there a nodule on the 3D model",
+        [("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})],
+    ),
+    ([], "what kind of cancer does she have", [("IR.SHOW", {"fields": ["diagnosis"]})]),
+    ([], "what is the histology", []),
+    ([], "was she a smoker", []),
+    ([], "does she have diabetes", [("IR.SHOW", {"fields": ["comorbidities"]})]),
+    ([], "how big is she", [("IR.SHOW", {"fields": ["bmi", "height", "weight"]})]),
+    ([], "what are her measurements", [("IR.SHOW", {"fields": ["bmi", "height", "weight"]})]),
+    (
+        ["show the ct"],
+        "show me the CT at slice 60 in the axial and then enlarge it",
+        [("IV.SHOW_MOVE", {"axial": 60}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"})],
+    ),
+    (
+        ["show the model"],
+        "show the right lung and zoom in on it",
+        [
+            (
+                "AR.SHOW",
+                {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]},
+            ),
+            ("AR.ZOOM_IN", {"target": "right_lung"}),
+        ],
+    ),
+    (
+        ["show the model"],
+        "zoom in on the left upper lobe, rotate right and then show the front view",
+        [
+            ("AR.ZOOM_IN", {"target": "left_upper_lobe"}),
+            ("AR.ROTATE", {"direction": "right"}),
+            ("AR.SHOW", {"view": "anterior"}),
+        ],
+    ),
+    (
+        [],
+        "show the BMI, then the CT, then the 3D model",
+        [("IR.SHOW", {"fields": ["bmi"]}), ("IV.SHOW_MOVE", {}), ("AR.SHOW", {})],
+    ),
+    (
+        ["show the ct", "show the model"],
+        "remove both the CT and the model",
+        [("IV.REMOVE", {}), ("AR.REMOVE", {})],
+    ),
 ]
 
 
@@ -1090,3 +1173,12 @@ def test_mixed_paraphrases(setup, text, expected):
     for s in setup:
         con.say(s)
     assert _sorted_lists(con.say(text)) == _sorted_lists(expected)
+
+
+def test_the_other_way_reverses_the_last_swing_or_move(con):
+    con.say("show the ct")
+    con.say("left 20")
+    assert con.say("the other way") == [("IV.SHOW_MOVE", {"sagittal": "+20"})]
+    con.say("show the model")
+    con.say("rotate up")
+    assert con.say("now the other way") == [("AR.ROTATE", {"direction": "down"})]

@@ -211,7 +211,7 @@ then and also there here bit little slightly quickly slowly quick do does did ha
 got give see look at to by from patient patients pt her she his he him them they current
 currently actually very really um uh er hey go want lets maybe kind sort thing things same
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
-mind kindly perhaps possibly quick or pls plz thx
+mind kindly perhaps possibly quick or pls plz thx even
 hm ah oh doing today going gonna performing here right_now moment quickly guys team folks
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
@@ -550,6 +550,7 @@ class _Ctx:
     ar_target: str | None = None
     ar_target_set: bool = False
     agent: str | None = None  # agent of the clause before
+    ar_named: str | None = None  # structure (or group) the clause before named: "it"
     notes: list[str] = field(default_factory=list)
 
     def zoom_plane(self) -> str:
@@ -936,6 +937,14 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _group_of(structures: Sequence[str]) -> str | None:
+    """The group key whose members are exactly these structures, if any."""
+    for name, members in AR_GROUPS.items():
+        if set(members) == set(structures):
+            return name
+    return None
+
+
 def _expand(keys: Iterable[str]) -> list[str]:
     out: list[str] = []
     for k in keys:
@@ -1016,6 +1025,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         target = keys[0] if keys else None
         if keys and len(keys) > 1:
             ctx.notes.append("several structures named; zooming toward the first")
+        if target is None and ctx.ar_named and c.use_words({"it", "them", "that", "there"}):
+            target = ctx.ar_named  # "show the right lung and zoom in on it"
         if target is None:
             target = ctx.current_ar_target()
         params = {"target": target} if target else {}
@@ -1102,12 +1113,15 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     params: dict[str, Any] = {}
     if keys:
         params["structures"] = _expand(keys)
+        ctx.ar_named = keys[0] if len(keys) == 1 else _group_of(params["structures"])
         only = c.use_words(ONLY_WORDS)
         add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "another",
                            "readd"}) \
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
             or c.use_phrase(("along", "with"))
-        question = c.has("where", "which") and not c.has("show", "display")
+        question = (c.has("where", "which") or any(c.find_phrase(q) >= 0 for q in (
+            ("is", "there"), ("are", "there"), ("do", "we", "see"), ("can", "you", "see"),
+            ("do", "you", "see")))) and not c.has("show", "display")
         # "show the model and the airway": the model as it is, plus the airway
         with_model = c.has("model", "3d", "anatomy", "reconstruction") and c.has("and", "with")
         if (add or question or with_model) and not only:
@@ -1250,6 +1264,7 @@ class Analysis:
     clauses: list[RoutedClause]
     repeat_of: str | None = None  # a repeat ("again") resolved to this earlier command
     step_override: int | None = None  # "20 more": the repeated move with this step
+    reverse: bool = False  # "the other way": the repeated move or swing, reversed
 
     @property
     def agent(self) -> str | None:
@@ -1331,7 +1346,12 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
      r"(medical |health )?(diseases?|conditions?|illness(es)?|problems?|issues?)\b",
      "comorbidities"),
-    (r"\b(what|which) (disease|illness|condition|cancer)\b", "diagnosis"),
+    (r"\b(what|which) ((kind|type|sort) of )?(disease|illness|condition|cancer|tumor|lesion)\b",
+     "diagnosis"),
+    (r"\bhow big is (she|he|the patient)\b|\b(body )?measurements\b", "physical"),
+    (r"^(everything|all of it|all of them|the lot|all)$", "show everything"),
+    (r"\b(the )?other way( around| round)?\b|\b(the )?opposite (way|direction)\b|"
+     r"\breverse (it|that|direction)\b", "opposite"),
     (r"\blung (model|anatomy|3d|reconstruction|rendering)\b", "model"),
     # the lobe holding the tumour (from the clinical data)
     (r"\b(tumor|tumors|affected|diseased|target|involved|cancer|tumor bearing) (lobe|lobes)\b|"
@@ -1414,6 +1434,13 @@ class LexiconTier:
                 step_override = int(next(t for t in core if _is_num(t)))
                 repeat_of = prev
                 tokens = _drop_particles(tokens_of(canonical(prev)))
+        reverse = False
+        if "opposite" in core and set(core) <= {"opposite", "go", "move", "rotate", "turn",
+                                                 "swing", "spin", "now", "please"}:
+            prev = self._last_real(memory)
+            if prev is not None:  # "now the other way"
+                reverse, repeat_of = True, prev
+                tokens = _drop_particles(tokens_of(canonical(prev)))
         if tokens and repeat_of is None and _is_repeat(tokens):
             prev = self._last_real(memory)
             if prev is None:
@@ -1432,7 +1459,7 @@ class LexiconTier:
             if rc.source in ("state", "guess") and nxt is not None and nxt.agent and \
                     nxt.source == "words" and rc.intent in CAPABLE[nxt.agent]:
                 rc.agent, rc.source = nxt.agent, "lookahead"
-        return Analysis(corrected, routed, repeat_of, step_override)
+        return Analysis(corrected, routed, repeat_of, step_override, reverse)
 
     @staticmethod
     def _last_real(memory: Memory) -> str | None:
@@ -1440,7 +1467,8 @@ class LexiconTier:
             toks = tokens_of(text)
             core = [t for t in toks if t not in FILLER and t not in ("slices", "slice", "steps")]
             more = len(core) == 2 and set(core) & {"more", "another", "further", "again"}
-            if not _is_repeat(toks) and not more:
+            opposite = "opposite" in tokens_of(canonical(text))
+            if not _is_repeat(toks) and not more and not opposite:
                 return text
         return None
 
@@ -1538,6 +1566,10 @@ class LexiconTier:
             steps = _with_step(steps, analysis.step_override)
             if not steps:
                 leftovers.append(str(analysis.step_override))
+        if analysis.reverse:
+            steps = _reversed(steps)
+            if not steps:
+                leftovers.append("opposite")
         conf = self._confidence(steps, leftovers, sources, guessed)
         agent = steps[0].action_id.split(".")[0] if steps else (
             analysis.agent or memory.last_agent)
@@ -1583,8 +1615,25 @@ VOCABULARY: frozenset[str] = frozenset(
     | {"zoom", "add", "readd", "move", "scroll", "slice", "slices", "side", "lateral",
        "upside", "flip", "remind", "highlight", "head", "feet", "foot", "hold", "pull",
        "nudge", "deeper", "shallower", "midline", "done", "finished", "imaging", "images",
-       "pictures", "chest", "dimensional", "showing", "displaying", "bring"}
+       "pictures", "chest", "dimensional", "showing", "displaying", "bring", "opposite",
+       "measurements", "everything"}
 )
+
+
+_OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
+
+
+def _reversed(steps: list[Step]) -> list[Step]:
+    """The repeated swing or relative move the other way; [] when it has no opposite."""
+    if len(steps) != 1:
+        return []
+    s = steps[0]
+    if s.action_id == "AR.ROTATE" and s.params.get("direction") in _OPPOSITE:
+        return [Step("AR.ROTATE", {"direction": _OPPOSITE[s.params["direction"]]})]
+    if s.action_id == "IV.SHOW_MOVE" and s.params and all(
+            isinstance(v, str) and v[:1] in "+-" for v in s.params.values()):
+        return [Step("IV.SHOW_MOVE", {p: _rel(-int(v)) for p, v in s.params.items()})]
+    return []
 
 
 def _with_step(steps: list[Step], step: int) -> list[Step]:
