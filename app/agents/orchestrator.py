@@ -184,7 +184,16 @@ class Orchestrator:
     def _dispatch(self, decision: Decision, corrected: str, stages: dict[str, Any],
                   flow: list[str], decide_ms: float, invalid_cycles: int) -> dict[str, Any]:
         t0 = time.perf_counter()
-        result: CommandResult = self.registry.dispatch_plan(decision.steps, self.actor)
+        # Composite plans run in dependency order (layered topological sort, DESIGN §3/issue 4).
+        from app.agents.planner import PlanCycleError, order_steps
+
+        try:
+            steps = order_steps(decision.steps)
+        except PlanCycleError as exc:
+            stages["decide"] = {"actions": [], "ms": decide_ms, "error": str(exc)}
+            return {"tier": decision.tier, "flow": [*flow, "end"],
+                    "invalid_cycles": invalid_cycles, "reply": Reply(False, str(exc))}
+        result: CommandResult = self.registry.dispatch_plan(steps, self.actor)
         apply_ms = _ms(t0)
         stages["decide"] = {"actions": result.actions(), "ms": decide_ms, "apply_ms": apply_ms}
         if decision.confidence:
