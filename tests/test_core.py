@@ -379,3 +379,13 @@ def test_from_dict_validates_zoom_target_and_level():
         ConsoleState.from_dict({"ar": {"zoom_level": -1}})
     s = ConsoleState.from_dict({"ar": {"zoom_level": 2, "zoom_target": "right_lung"}})
     assert s.ar.zoom_stack == ("right_lung", "right_lung")
+
+
+def test_ar_zoom_toward_hidden_structure_shows_it():
+    state, reg = make()
+    ok(reg, "AR.SHOW")
+    res = ok(reg, "AR.ZOOM_IN", target="right_lower_lobe")
+    assert "right_lower_lobe" in state.ar.structures
+    assert "right lower lobe" in " ".join(res.notes)
+    ok(reg, "AR.ZOOM_IN", target="left_lung")
+    assert {"left_upper_lobe", "left_lower_lobe"} <= set(state.ar.structures)

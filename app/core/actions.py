@@ -257,7 +257,16 @@ def _ar_zoom_in(state: ConsoleState, p: dict[str, Any]) -> Outcome:
         if missing:
             raise CommandError(f"The {_named(missing)} is not in this patient's 3D model.",
                                "unavailable")
-    new = replace(base, visible=True, zoom_level=base.zoom_level + 1, zoom_target=target,
+    structures = set(base.structures)
+    if target is not None:
+        # Zooming toward a structure that is not shown makes no sense to a surgeon: show it.
+        members = AR_GROUPS.get(target, (target,))
+        added = [m for m in _available(state, tuple(members))[0] if m not in structures]
+        if added:
+            structures |= set(added)
+            notes.append(f"Also showing the {_named(added)}.")
+    new = replace(base, visible=True, structures=tuple(sorted(structures)),
+                  zoom_level=base.zoom_level + 1, zoom_target=target,
                   zoom_stack=(*base.zoom_stack, target))
     where = f"toward the {_named([target])}" if target else "toward the centre"
     return Outcome({"ar": new}, f"3D model zoomed in {where} (level {new.zoom_level}).", notes)
