@@ -385,6 +385,28 @@ def test_warm_then_hit_then_restore(real_runtime: LocalLlama) -> None:
 
 
 @pytest.mark.slow
+def test_context_warm_leaves_only_the_words(real_runtime: LocalLlama) -> None:
+    from app.agents.decision import Memory
+    from app.core.state import CaseContext, ConsoleState
+
+    sp = prompts.decision_prompt(("IV",))
+    state = ConsoleState()
+    state.set_case(CaseContext(iv_size=(("axial", 64), ("coronal", 512), ("sagittal", 512))))
+    memory = Memory(last_agent="IV", recent=["coronal plus 100", "zoom in on the axial"])
+    ctx = prompts.context_message(state, memory, ("IV",))
+    handle = real_runtime.warm_context(sp, ctx)
+    assert handle.wait(300) and handle.error is None, handle.error
+    assert handle.stats["context_tokens"] > 10
+    words = prompts.command_message("go a bit further up")
+    res = real_runtime.complete_json(sp.stage, sp.system, words, prompts.plan_schema(("IV",)),
+                                     96, 120.0, examples=sp.examples, context=ctx)
+    assert res.ok and res.cache == "hit"
+    n_words = len(real_runtime._llm.tokenize(words.encode(), add_bos=False))
+    # everything but the spoken words (and the turn's closing tokens) was already computed
+    assert res.prompt_tokens - res.cached_tokens <= n_words + 8
+
+
+@pytest.mark.slow
 def test_state_survives_on_disk(real_runtime: LocalLlama) -> None:
     sp = prompts.decision_prompt(("IV",))
     before = _iv_call(real_runtime)

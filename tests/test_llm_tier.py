@@ -53,13 +53,14 @@ class FakeRuntime:
         self.enforce_schema = enforce_schema
         self.chunk = chunk
         self.calls: list[dict[str, Any]] = []
+        self.warmed_contexts: list[tuple[str, str]] = []
 
     def complete_json(self, stage: str, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int = 128, timeout_s: float = 10.0, *,
-                      examples: Sequence[tuple[str, str]] = (), on_text: Any = None
-                      ) -> LLMResult:
+                      examples: Sequence[tuple[str, str]] = (), context: str = "",
+                      on_text: Any = None) -> LLMResult:
         self.calls.append({"stage": stage, "system": system, "user": user, "schema": schema,
-                           "examples": examples})
+                           "examples": examples, "context": context})
         answer = self.answers.pop(0) if self.answers else "{}"
         if answer is TIMEOUT:
             return LLMResult(None, "", False, ERR_TIMEOUT, "did not answer in time",
@@ -77,6 +78,12 @@ class FakeRuntime:
              background: bool = True) -> WarmHandle:
         h = WarmHandle()
         h.stats = {"stages": [s.stage for s in stages]}
+        h._finish()
+        return h
+
+    def warm_context(self, stage: StagePrompt, context: str) -> WarmHandle:
+        self.warmed_contexts.append((stage.stage, context))
+        h = WarmHandle()
         h._finish()
         return h
 
@@ -224,12 +231,24 @@ def test_user_message_carries_context_last_words_last() -> None:
     CommandRegistry(state).dispatch("IV.ZOOM_IN_MOVE", {"plane": "coronal"})
     memory = Memory(last_agent="IV", recent=["zoom in on coronal", "up", "left"])
     LLMTier(rt).decide("smaller please", state, memory)
-    user = rt.calls[0]["user"]
-    assert user.endswith("command: smaller please")
-    assert "zoom_view main coronal" in user and "last agent: IV" in user
-    assert '"zoom in on coronal"' in user
+    call = rt.calls[0]
+    assert call["user"] == "command: smaller please"  # the user's words, last
+    ctx = call["context"]
+    assert "zoom_view main coronal" in ctx and "last agent: IV" in ctx
+    assert '"zoom in on coronal"' in ctx and ctx.endswith("\n")
     # The prefix (system + examples) holds no per-call context: it can be cached.
-    assert "smaller" not in rt.calls[0]["system"] and "coronal 256" not in rt.calls[0]["system"]
+    assert "smaller" not in call["system"] and "coronal 256" not in call["system"]
+
+
+def test_prewarm_warms_exactly_the_context_the_next_call_uses() -> None:
+    rt = FakeRuntime(plan(("IV.ZOOM_OUT", {})))
+    tier = LLMTier(rt)
+    state = make_state()
+    memory = Memory(last_agent="IV", recent=["coronal plus 10"])
+    tier.prewarm(state, memory).wait(1)
+    tier.decide("smaller please", state, memory)  # no cue words: the last agent's stage
+    assert rt.warmed_contexts == [("decide.IV", rt.calls[0]["context"])]
+    assert rt.calls[0]["stage"] == "decide.IV"
 
 
 # ------------------------------------------------------------------ prompts

@@ -48,11 +48,12 @@ class StageRuntime:
             k.replace("__", "."): (v if isinstance(v, list) else [v]) for k, v in by_stage.items()}
         self.script.setdefault("visa.orchestrate", [rules_orchestrator])
         self.calls: list[tuple[str, str]] = []
+        self.warmed_contexts: list[tuple[str, str]] = []
 
     def complete_json(self, stage: str, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int = 128, timeout_s: float = 10.0, *,
-                      examples: Sequence[tuple[str, str]] = (), on_text: Any = None
-                      ) -> LLMResult:
+                      examples: Sequence[tuple[str, str]] = (), context: str = "",
+                      on_text: Any = None) -> LLMResult:
         self.calls.append((stage, user))
         queue = self.script.get(stage) or ["{}"]
         answer = queue.pop(0) if len(queue) > 1 else queue[0]
@@ -67,6 +68,12 @@ class StageRuntime:
              background: bool = True) -> WarmHandle:
         h = WarmHandle()
         h.stats = {"stages": [s.stage for s in stages]}
+        h._finish()
+        return h
+
+    def warm_context(self, stage: StagePrompt, context: str) -> WarmHandle:
+        self.warmed_contexts.append((stage.stage, context))
+        h = WarmHandle()
         h._finish()
         return h
 

@@ -21,6 +21,11 @@ Why the local runtime looks the way it does (measured on 2 cores, DESIGN §3/§6
   stage prefix is already in the live KV cache is a ``"hit"``; one that must switch stages gets
   that stage's saved state back (``"restored"``, a memcpy instead of seconds of compute); only a
   never-seen prefix is computed (``"miss"``), and then saved.
+* **Context warming** (SurgicalRoomAgent warms its prefix after every device-status change):
+  the per-call suffix is itself split into ``context`` (state summary, memory - known as soon
+  as the previous command finished) and the user's words. ``warm_context(stage, context)``
+  evaluates prefix + context in the background right after a command, so the next call only
+  computes the handful of tokens of the words actually spoken.
 * **Timeouts never block**: a deadline sets an abort flag that llama.cpp checks *inside*
   ``llama_decode`` (the abort callback), plus a stopping criterion between tokens.
 * **CPU-thread discipline**: the two cores are shared by Whisper, the LLM and VTK. Every heavy
@@ -123,10 +128,13 @@ class LLMRuntime(Protocol):
 
     def complete_json(self, stage: str, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int = 128, timeout_s: float = 10.0, *,
-                      examples: Examples = (), on_text: TextFn | None = None) -> LLMResult: ...
+                      examples: Examples = (), context: str = "",
+                      on_text: TextFn | None = None) -> LLMResult: ...
 
     def warm(self, stages: Sequence[StagePrompt], progress: ProgressFn | None = None, *,
              background: bool = True) -> WarmHandle: ...
+
+    def warm_context(self, stage: StagePrompt, context: str) -> WarmHandle: ...
 
     def close(self) -> None: ...
 
@@ -518,13 +526,18 @@ class LocalLlama:
                     llm.close()
 
     # -- tokens and keys ------------------------------------------------------------------
-    def _tokens(self, system: str, examples: Examples, user: str) -> tuple[list[int], list[int]]:
+    def _tokens(self, system: str, examples: Examples, user: str, context: str = ""
+                ) -> tuple[list[int], list[int], list[int]]:
+        """(prefix, context, suffix) tokens, each tokenised on its own so that every part is a
+        token-exact prefix of the next call that shares it."""
         llm = self._llm
         prefix = llm.tokenize(chatml_prefix(system, examples).encode(), add_bos=False,
                               special=True)
+        ctx = (llm.tokenize(_sanitise_user(context).encode(), add_bos=False, special=False)
+               if context else [])
         suffix = (llm.tokenize(_sanitise_user(user).encode(), add_bos=False, special=False)
                   + llm.tokenize(_SUFFIX_TAIL.encode(), add_bos=False, special=True))
-        return prefix, suffix
+        return prefix, ctx, suffix
 
     def _key(self, prefix: list[int]) -> str:
         h = hashlib.sha256(self._model_key.encode())
@@ -686,6 +699,27 @@ class LocalLlama:
                          name="llm-state-save").start()
         return "miss", "computed"
 
+    def prepare(self, stage: StagePrompt, timeout_s: float | None = None
+                ) -> tuple[CacheStatus | None, str, float]:
+        """Make ``stage``'s prefix live now; (cache status, source, ms). None: busy/failed.
+
+        Lets a caller switch stages ahead of a call (and the benchmark time a restore alone).
+        """
+        t0 = time.monotonic()
+        if not self.load(timeout_s):
+            return None, "unloaded", 0.0
+        with self.heavy.hold(f"llm:{stage.stage}", timeout_s) as got:
+            if not got:
+                return None, "busy", 0.0
+            self._abort.clear()
+            prefix = self._llm.tokenize(chatml_prefix(stage.system, stage.examples).encode(),
+                                        add_bos=False, special=True)
+            try:
+                status, source = self._ensure_prefix(stage.stage, prefix)
+            except RuntimeError:
+                return None, "aborted", (time.monotonic() - t0) * 1000
+            return status, source, (time.monotonic() - t0) * 1000
+
     def _grammar(self, schema: Mapping[str, Any]) -> Any:
         text = json.dumps(schema, sort_keys=True)
         g = self._grammars.get(text)
@@ -699,7 +733,8 @@ class LocalLlama:
     # -- the call ------------------------------------------------------------------------
     def complete_json(self, stage: str, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int = 128, timeout_s: float = 10.0, *,
-                      examples: Examples = (), on_text: TextFn | None = None) -> LLMResult:
+                      examples: Examples = (), context: str = "",
+                      on_text: TextFn | None = None) -> LLMResult:
         t0 = time.monotonic()
         deadline = t0 + max(0.0, timeout_s)
         res = LLMResult(None, "", False, stage=stage, backend=f"local:{self.model_id}")
@@ -720,11 +755,12 @@ class LocalLlama:
             if not got:
                 return done(ERR_TIMEOUT, f"The processor was busy ({self.heavy.holder}).")
             return self._generate(res, stage, system, user, schema, max_tokens, deadline,
-                                  examples, on_text, done)
+                                  examples, context, on_text, done)
 
     def _generate(self, res: LLMResult, stage: str, system: str, user: str,
                   schema: dict[str, Any], max_tokens: int, deadline: float, examples: Examples,
-                  on_text: TextFn | None, done: Callable[..., LLMResult]) -> LLMResult:
+                  context: str, on_text: TextFn | None, done: Callable[..., LLMResult]
+                  ) -> LLMResult:
         from llama_cpp import StoppingCriteriaList
 
         llm = self._llm
@@ -744,8 +780,8 @@ class LocalLlama:
         finish: str | None = None
         t_first: float | None = None
         try:
-            prefix, suffix = self._tokens(system, examples, user)
-            tokens = prefix + suffix
+            prefix, ctx, suffix = self._tokens(system, examples, user, context)
+            tokens = prefix + ctx + suffix
             res.prompt_tokens = len(tokens)
             if len(tokens) + max_tokens >= self.n_ctx:
                 return done(ERR_RUNTIME, f"The prompt ({len(tokens)} tokens) does not fit the "
@@ -882,6 +918,49 @@ class LocalLlama:
     def _preempt(self) -> None:
         self._abort.set("preempt")
 
+    def warm_context(self, stage: StagePrompt, context: str) -> WarmHandle:
+        """Evaluate ``stage``'s prefix + ``context`` in the background, right now.
+
+        Call it when a command has finished (the state and memory the next command will be
+        judged against are known): the next call for this stage with the same context then
+        computes only the user's words. Background and preemptible: a foreground stage that
+        needs the CPU stops it, and it is not retried (the next call computes what it needs).
+        """
+        handle = WarmHandle()
+
+        def run() -> None:
+            try:
+                if not self.load():
+                    raise RuntimeError(self._load_error or "model not loaded")
+                with self.heavy.hold(f"llm:context:{stage.stage}", background=True,
+                                     preempt=self._preempt):
+                    self._abort.clear()
+                    try:
+                        prefix, ctx, _ = self._tokens(stage.system, stage.examples, "", context)
+                        status, _src = self._ensure_prefix(stage.stage, prefix)
+                        tokens = prefix + ctx
+                        start = self._live_lcp(tokens)
+                        if start < len(tokens):
+                            self._llm.n_tokens = start
+                            self._llm.eval(tokens[start:])
+                        handle.stats = {"prefix": status, "context_tokens": len(ctx),
+                                        "computed": len(tokens) - start}
+                        handle._report(None, 1.0, f"{stage.stage} context ready")
+                    except RuntimeError:
+                        handle.error = ("preempted" if self._abort.reason == "preempt"
+                                        else "aborted")
+                    finally:
+                        self._abort.clear()
+            except Exception as exc:  # only a lost speed-up
+                handle.error = str(exc)
+                log.warning("LLM context warm-up failed: %s", exc)
+            finally:
+                handle._finish()
+
+        handle.thread = threading.Thread(target=run, name="llm-context", daemon=True)
+        handle.thread.start()
+        return handle
+
     def _warm_compute(self, stage: str, prefix: list[int], handle: WarmHandle) -> str:
         while not handle.cancelled:
             with self.heavy.hold("llm:warm", background=True, preempt=self._preempt):
@@ -956,7 +1035,8 @@ class RemoteOpenAI:
 
     def complete_json(self, stage: str, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int = 128, timeout_s: float = 10.0, *,
-                      examples: Examples = (), on_text: TextFn | None = None) -> LLMResult:
+                      examples: Examples = (), context: str = "",
+                      on_text: TextFn | None = None) -> LLMResult:
         t0 = time.monotonic()
         deadline = t0 + max(0.0, timeout_s)
         res = LLMResult(None, "", False, stage=stage, backend=f"remote:{self.base}")
@@ -967,7 +1047,7 @@ class RemoteOpenAI:
             return res
 
         body: dict[str, Any] = {
-            "model": self.model, "messages": self._messages(system, examples, user),
+            "model": self.model, "messages": self._messages(system, examples, context + user),
             "temperature": 0.0, "max_tokens": max_tokens, "stream": on_text is not None,
         }
         modes = self._MODES if self.mode == "auto" else (self.mode,)
@@ -1100,6 +1180,25 @@ class RemoteOpenAI:
             handle.thread.start()
         else:
             run()
+        return handle
+
+    def warm_context(self, stage: StagePrompt, context: str) -> WarmHandle:
+        """Send prefix + context with ``max_tokens=1`` so the server caches both."""
+        handle = WarmHandle()
+
+        def run() -> None:
+            body = {"model": self.model, "max_tokens": 1, "temperature": 0.0,
+                    "messages": self._messages(stage.system, stage.examples, context)}
+            try:
+                with self._post(body, 60.0) as resp:
+                    resp.read()
+            except (OSError, urllib.error.URLError) as exc:
+                handle.error = str(exc)
+            finally:
+                handle._finish()
+
+        handle.thread = threading.Thread(target=run, name="llm-context-remote", daemon=True)
+        handle.thread.start()
         return handle
 
 

@@ -185,6 +185,18 @@ class LLMTier:
             stages.sort(key=lambda s: s.stage != first)
         return self.runtime.warm(stages, progress, background=background)
 
+    def prewarm(self, state: ConsoleState, memory: Memory) -> WarmHandle:
+        """Warm the likely next stage with the current context (call after each command).
+
+        The likely stage is the last agent's (bare "zoom in", "more", "again" go there);
+        only one context can be live at a time, so other stages pay their context on use.
+        """
+        agents = ((memory.last_agent,) if self.progressive and memory.last_agent in AGENTS
+                  else AGENTS)
+        sp = prompts.decision_prompt(agents)
+        ctx = prompts.context_message(state, memory, prompts.stage_agents(sp.stage))
+        return self.runtime.warm_context(sp, ctx)
+
     # -- Tier ------------------------------------------------------------------------------
     def decide(self, corrected: str, state: ConsoleState, memory: Memory) -> Decision | None:
         return self._decide(corrected, state, memory, None)
@@ -230,12 +242,12 @@ class LLMTier:
              deadline: float, on_step: StepFn | None, calls: list[dict[str, Any]]) -> Decision:
         sp = prompts.decision_prompt(agents)
         shown = prompts.stage_agents(sp.stage)
-        user = prompts.user_message(text, state, memory, shown)
         schema = prompts.plan_schema(shown)
         emitter = _StepEmitter(self, shown, on_step) if on_step is not None else None
         res = self.runtime.complete_json(
-            sp.stage, sp.system, user, schema, self.max_tokens,
+            sp.stage, sp.system, prompts.command_message(text), schema, self.max_tokens,
             max(0.0, deadline - time.monotonic()), examples=sp.examples,
+            context=prompts.context_message(state, memory, shown),
             on_text=emitter.feed if emitter is not None else None)
         calls.append(res.trace())
         diag: dict[str, Any] = {"stage": sp.stage, "agents_shown": list(shown)}

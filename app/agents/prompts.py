@@ -260,16 +260,27 @@ def state_summary(state: ConsoleState, agents: Sequence[str] = AGENTS) -> str:
     return " | ".join(parts)
 
 
-def user_message(command: str, state: ConsoleState, memory: Memory | None,
-                 agents: Sequence[str] = AGENTS) -> str:
-    """The per-call suffix: context first, the user's words last."""
+def context_message(state: ConsoleState, memory: Memory | None,
+                    agents: Sequence[str] = AGENTS) -> str:
+    """The per-call context (state, last agent, recent commands), known before the command is
+    spoken - so the runtime can warm it (``warm_context``). Ends with a newline."""
     lines = [f"state: {state_summary(state, agents)}"]
     if memory is not None and (memory.last_agent or memory.recent):
         recent = "; ".join(json.dumps(r[:60]) for r in memory.recent[-3:])
         lines.append(f"last agent: {memory.last_agent or 'none'}"
                      + (f"; recent: {recent}" if recent else ""))
-    lines.append(f"command: {command.strip()}")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"
+
+
+def command_message(command: str) -> str:
+    """The user's words: always the last thing in the prompt."""
+    return f"command: {command.strip()}"
+
+
+def user_message(command: str, state: ConsoleState, memory: Memory | None,
+                 agents: Sequence[str] = AGENTS) -> str:
+    """The whole per-call suffix: context first, the user's words last."""
+    return context_message(state, memory, agents) + command_message(command)
 
 
 # ------------------------------------------------------------------ visa (reference) stages
