@@ -500,3 +500,35 @@ def test_screenshot_waits_for_the_overlays(qtbot, make_window, demo_loaded, tmp_
     assert (tmp_path / "shot.png").stat().st_size > 10_000
     # The 3D model was drawn before the shot (not the "Preparing…" note).
     assert w.scene.status().ar_seq is not None
+
+
+# ----------------------------------------------------------------------------- binding defects
+
+def test_signal_emits_keep_reference_counts_balanced(qtbot, make_window, demo_loaded):
+    """PySide6 6.12.0's emit() drops a reference to True per call (the interpreter aborts after
+    a few minutes of video); app.ui.qtcompat.emit gives it back. Every frame emits a signal."""
+    import sys
+
+    from PySide6.QtCore import QObject, Signal
+
+    from app.ui.qtcompat import emit
+
+    class Probe(QObject):
+        ping = Signal(object)
+
+    probe = Probe()
+    probe.ping.connect(lambda value: None)
+    before = sys.getrefcount(True)
+    for i in range(300):
+        emit(probe.ping, i)
+    assert abs(sys.getrefcount(True) - before) < 20
+    w = make_window(text_available=False)
+    w.set_loaded(demo_loaded)
+    w.render_now()
+    before = sys.getrefcount(True)
+    for _ in range(200):
+        w.render_loop._last_key = None  # force a new frame each time
+        w.render_loop.render_once()  # notifies the UI through a signal
+        QApplication.processEvents()
+    assert w.view.frames_shown >= 150
+    assert abs(sys.getrefcount(True) - before) < 40

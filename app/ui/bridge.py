@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.core.state import ConsoleState
+from app.ui.qtcompat import emitter
 
 
 class Bridge(QObject):
@@ -29,9 +30,9 @@ class Bridge(QObject):
     def __init__(self, state: ConsoleState, registry: Any, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._disconnect = [
-            state.events.connect(self.state_changed.emit),
-            registry.results.connect(self.command_result.emit),
-            registry.audit.connect(self.audit.emit),
+            state.events.connect(emitter(self.state_changed)),
+            registry.results.connect(emitter(self.command_result)),
+            registry.audit.connect(emitter(self.audit)),
         ]
 
     def detach(self) -> None:

@@ -57,6 +57,7 @@ from app.ui.commands import (
 )
 from app.ui.loader import CaseLoader, LoadedCase
 from app.ui.panes import CommandBox, StatusStrip, TracePane
+from app.ui.qtcompat import emit, emitter
 from app.ui.render_loop import RenderLoop
 from app.ui.touch import TouchPanel
 from app.ui.video import VideoFeed
@@ -118,7 +119,7 @@ class MainWindow(QMainWindow):
         self.scene.set_notice("Loading the case\u2026")
         self.feed: VideoFeed | None = None
         self.render_loop = RenderLoop(self.scene, None, fps=render_fps,
-                                      notify=self.bridge.frame_ready.emit, clock=self.clock)
+                                      notify=emitter(self.bridge.frame_ready), clock=self.clock)
 
         # -- text commands ---------------------------------------------------------------
         if orchestrator is not None:
@@ -128,8 +129,8 @@ class MainWindow(QMainWindow):
                                    else text_available)
         factory: Callable[[], Any] = ((lambda: orchestrator) if orchestrator is not None
                                       else (lambda: make_orchestrator(self.registry)))
-        self.runner = CommandRunner(factory, self.bridge.trace_record.emit,
-                                    lambda msg: self.bridge.message.emit("warning", msg))
+        self.runner = CommandRunner(factory, emitter(self.bridge.trace_record),
+                                    lambda msg: emit(self.bridge.message, "warning", msg))
 
         self._build_widgets(mode)
         self.shortcuts = hotkeys.install(self, self)
@@ -147,10 +148,10 @@ class MainWindow(QMainWindow):
             from app.render.anatomy3d import AnatomyWorker
 
             return AnatomyWorker((AR_PANEL_PX, AR_PANEL_PX), clock=self.clock,
-                                 on_error=self.bridge.model_error.emit).start()
+                                 on_error=emitter(self.bridge.model_error)).start()
         except Exception as exc:  # noqa: BLE001 - the console runs without 3D
             log.exception("3D worker could not start")
-            self.bridge.message.emit("warning", f"The 3D view is unavailable ({exc}).")
+            emit(self.bridge.message, "warning", f"The 3D view is unavailable ({exc}).")
             return None
 
     def _build_widgets(self, mode: str) -> None:
@@ -224,8 +225,8 @@ class MainWindow(QMainWindow):
         """Load ``path`` (the demo case when None) in the background; the window stays live."""
         self.touch.set_loading(True)
         self.scene.set_notice("Loading the case\u2026")
-        self._loader = CaseLoader(path, self.bridge.case_loaded.emit,
-                                  progress=self.bridge.progress.emit).start()
+        self._loader = CaseLoader(path, emitter(self.bridge.case_loaded),
+                                  progress=emitter(self.bridge.progress)).start()
 
     def set_loaded(self, loaded: LoadedCase) -> None:
         """Install a loaded case (UI thread). A failed load leaves a running, empty console."""

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.qtcompat import emit
+
 OK_RGB = "#7ee08a"
 WARN_RGB = "#ffc857"
 ERROR_RGB = "#ff7b72"
@@ -255,7 +257,7 @@ class CommandBox(QWidget):
         row.addWidget(self.undo_button)
         self.edit.returnPressed.connect(self._submit)
         self.run_button.clicked.connect(self._submit)
-        self.undo_button.clicked.connect(self.undo_requested.emit)
+        self.undo_button.clicked.connect(self.undo_requested)
         self.set_available(available)
 
     def set_available(self, available: bool) -> None:
@@ -267,7 +269,7 @@ class CommandBox(QWidget):
         text = self.edit.text().strip()
         if text:
             self.edit.clear()
-            self.submitted.emit(text)
+            emit(self.submitted, text)
 
 
 __all__ = ["CommandBox", "StatusStrip", "TracePane", "format_trace"]

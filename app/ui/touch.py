@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.core.state import ConsoleState
 from app.core.vocab import AR_GROUPS, AR_STRUCTURES, AR_VIEWS, PLANES, WINDOW_PRESETS
+from app.ui.qtcompat import emit
 
 MIN_TARGET_PX = 52
 
@@ -275,13 +276,13 @@ class TouchPanel(QWidget):
         iv = self.state.iv
         if iv.mode == "zoom_view" and iv.main != plane:
             self._send("IV.ZOOM_IN_MOVE", {"plane": plane})
-        self.plane_selected.emit(plane)
+        emit(self.plane_selected, plane)
         self.sync()
 
     def set_active_plane(self, plane: str) -> None:
         """Select the plane without dispatching anything (the caller dispatched already)."""
         self._active_plane = plane
-        self.plane_selected.emit(plane)
+        emit(self.plane_selected, plane)
         self.sync()
 
     def step(self, delta: int) -> None:

@@ -13,6 +13,8 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from app.ui.qtcompat import emit
+
 BACKGROUND = QColor(0, 0, 0)
 
 
@@ -91,7 +93,7 @@ class VideoView(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
-        self.resized.emit(*self.pixel_size())
+        emit(self.resized, *self.pixel_size())
 
 
 __all__ = ["VideoView"]
