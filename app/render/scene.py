@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -43,9 +44,14 @@ log = logging.getLogger(__name__)
 NOTICE_KEY = "notice"
 DEFAULT_FRAME_SIZE = (1280, 720)
 SLICE_SECONDS = 4.0
-# The IR box never takes more than this fraction of the frame height: with every field shown a
-# long diagnosis would otherwise push the 3D panel off the frame. It is re-rendered smaller.
-IR_MAX_HEIGHT_FRAC = 0.62
+# The IR box never takes more than this fraction of the frame height, so the 3D panel keeps
+# room below it: a long text is first given a wider box (IR_WIDTH_STEPS, fractions of the frame
+# height), then smaller type.
+IR_MAX_HEIGHT_FRAC = 0.66
+IR_WIDTH_STEPS = (0.42, 0.5)
+# A zoomed-in 3D model is cut by its panel's edges; fading the last few percent of the panel
+# turns the hard cut into a soft edge.
+AR_FEATHER_FRAC = 0.07
 NOTE_RGBA = (12, 14, 20, 200)
 NOTE_TEXT_RGB = (235, 238, 245)
 NOTE_MUTED_RGB = (170, 185, 205)
@@ -404,14 +410,21 @@ class SceneRenderer:
         lines_t = self._ir_lines[1]
         if not lines_t:
             return None
-        box_w = max(120, round(0.42 * h))
+        # Long texts (all fields, a long diagnosis) first get a wider box, then smaller type:
+        # the type stays readable and the 3D panel keeps room below the box.
         scale = h / 1080.0
-        # render_text_box caches by content: asking again for the same lines costs a lookup.
-        img = render_text_box(list(lines_t), box_w, scale)
-        for _ in range(4):  # too tall: smaller type, same width
+        img = np.zeros((0, 0, 4), np.uint8)
+        box_w = 0
+        for frac in IR_WIDTH_STEPS:
+            box_w = max(120, round(frac * h))
+            # render_text_box caches by content: asking again for the same lines is a lookup.
+            img = render_text_box(list(lines_t), box_w, scale)
             if img.shape[0] <= IR_MAX_HEIGHT_FRAC * h:
                 break
-            scale *= 0.88
+        for _ in range(4):
+            if img.shape[0] <= IR_MAX_HEIGHT_FRAC * h:
+                break
+            scale *= 0.9
             img = render_text_box(list(lines_t), box_w, scale)
         return img, ("ir", lines_t, box_w, round(scale, 4))
 
@@ -451,14 +464,23 @@ class SceneRenderer:
             note = "Preparing the 3D model\u2026"
             return self._note_panel(AR_KEY, note, "", rect), None, note
         img = frame.image
+        zoomed = float(getattr(frame.pose, "zoom", 1.0)) > 1.01
 
         def render() -> np.ndarray:
-            if img.shape[1] == rect.w and img.shape[0] == rect.h:
-                return img
-            # A frame of the previous panel size (the worker is catching up): scale it.
-            return cv2.resize(np.asarray(img), (rect.w, rect.h), interpolation=cv2.INTER_LINEAR)
+            out = img
+            if img.shape[1] != rect.w or img.shape[0] != rect.h:
+                # A frame of the previous panel size (the worker is catching up): scale it.
+                out = cv2.resize(np.asarray(img), (rect.w, rect.h),
+                                 interpolation=cv2.INTER_LINEAR)
+            if zoomed:
+                out = np.array(out, copy=True)
+                a = out[..., 3].astype(np.float32)
+                a *= _feather(rect.w, rect.h)
+                out[..., 3] = (a + 0.5).astype(np.uint8)
+            return out
 
-        layer = self._layer(AR_KEY, ("ar", frame.seq, id(img), a), render, rect.x, rect.y)
+        layer = self._layer(AR_KEY, ("ar", frame.seq, id(img), a, zoomed), render, rect.x,
+                            rect.y)
         return layer, frame.seq, None
 
     def _note_panel(self, name: str, title: str, detail: str, rect: Rect) -> Layer:
@@ -478,6 +500,21 @@ class SceneRenderer:
         else:
             layer.x, layer.y = (w - img.shape[1]) // 2, (h - img.shape[0]) // 2
         return layer
+
+
+@lru_cache(maxsize=8)
+def _feather(w: int, h: int) -> np.ndarray:
+    """An (h, w) float32 mask: 1 inside, easing to 0 over the outer AR_FEATHER_FRAC."""
+    n = max(2.0, AR_FEATHER_FRAC * min(w, h))
+
+    def ramp(k: int) -> np.ndarray:
+        d = np.minimum(np.arange(k), np.arange(k)[::-1]).astype(np.float32)
+        u = np.clip(d / n, 0.0, 1.0)
+        return u * u * (3.0 - 2.0 * u)  # smoothstep
+
+    mask = ramp(h)[:, None] * ramp(w)[None, :]
+    mask.flags.writeable = False
+    return mask
 
 
 def _short(text: str, limit: int = 90) -> str:

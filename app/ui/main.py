@@ -535,6 +535,20 @@ def read_commands(path: Path) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
 
 
+def console_ready(w: MainWindow) -> bool:
+    """The case is loaded, typed commands have run, the video shows its first frame (or says
+    why it cannot), and every overlay is drawn in its final form."""
+    if w.loaded is None or w.runner.pending:
+        return False
+    feed = w.feed
+    if feed is None:
+        return False
+    if feed.source is not None and not (w.render_loop.first_video_frame.is_set()
+                                        or feed.message() is not None):
+        return False
+    return w.scene.ready() and w.view.frames_shown > 0
+
+
 class ScreenshotTaker:
     """Waits until the case, the first video frame and the overlays are ready, then saves the
     window to a PNG and quits the application (exit code 0; 1 on timeout, after saving)."""
@@ -558,16 +572,7 @@ class ScreenshotTaker:
         return self
 
     def ready(self) -> bool:
-        w = self.window
-        if w.loaded is None or w.runner.pending:
-            return False
-        feed = w.feed
-        if feed is None:
-            return False
-        if feed.source is not None and not (w.render_loop.first_video_frame.is_set()
-                                            or feed.message() is not None):
-            return False
-        return w.scene.ready() and w.view.frames_shown > 0
+        return console_ready(self.window)
 
     def _poll(self) -> None:
         now = time.monotonic()
@@ -629,5 +634,5 @@ def run(args: argparse.Namespace) -> int:
     return int(rc)
 
 
-__all__ = ["MainWindow", "ScreenshotTaker", "apply_dark_theme", "place_window", "read_commands",
+__all__ = ["MainWindow", "ScreenshotTaker", "apply_dark_theme", "console_ready", "place_window", "read_commands",
            "run"]

@@ -38,7 +38,7 @@ MIN_TARGET_PX = 52
 IR_BUTTONS: tuple[tuple[str, str], ...] = (
     ("sex", "Sex / Age"), ("diagnosis", "Diagnosis"), ("comorbidities", "Comorbidities"),
     ("operation_name", "Operation"), ("operation_date", "Op. date"),
-    ("tumor_location", "Tumour site"), ("height", "Height"), ("weight", "Weight"),
+    ("tumor_location", "Tumor site"), ("height", "Height"), ("weight", "Weight"),
     ("bmi", "BMI"), ("pft", "PFT"),
 )
 STRUCTURE_NAMES = {
@@ -50,8 +50,8 @@ STRUCTURE_TIPS = {k: k.replace("_", " ").capitalize() for k in AR_STRUCTURES}
 GROUPS = (("left_lung", "Left lung"), ("right_lung", "Right lung"), ("lungs", "All lobes"))
 ROTATIONS = (("left", "\u25c0 Left"), ("right", "Right \u25b6"), ("up", "\u25b2 Up"),
              ("down", "\u25bc Down"), ("horizontal", "\u27f3 Turn"),
-             ("vertical", "\u2b8d Tumble"))
-WINDOW_NAMES = {"lung": "Lung", "mediastinum": "Mediast.", "soft_tissue": "Soft tissue",
+             ("vertical", "\u27f2 Tumble"))
+WINDOW_NAMES = {"lung": "Lung", "mediastinum": "Mediastinum", "soft_tissue": "Soft tissue",
                 "bone": "Bone"}
 
 Send = Callable[[str, dict[str, Any]], Any]
@@ -236,15 +236,16 @@ class TouchPanel(QWidget):
             colour = _rgb_hex(COLOURS.get(key, (0.7, 0.7, 0.7)))
             b.setStyleSheet(f"QPushButton {{ border-left: 8px solid {colour}; }}")
             structs.append(b)
-        self._grid(lay, structs, 3)
+        self._grid(lay, structs, 4)
         groups = [self._button(f"ar_group_{g}", text,
                                lambda g=g: self._toggle_structures(AR_GROUPS[g]), True,
                                f"Show or hide the {text.lower()}") for g, text in GROUPS]
         self._grid(lay, groups, 3)
         lay.addWidget(self._section("View"))
+        order = ("surgical", *[v for v in AR_VIEWS if v != "surgical"])  # the default first
         views = [self._button(f"ar_view_{v}", v.capitalize(), lambda v=v: self._send(
-            "AR.SHOW", {"view": v}), True, f"{v.capitalize()} view") for v in AR_VIEWS]
-        self._grid(lay, views, 3)
+            "AR.SHOW", {"view": v}), True, f"{v.capitalize()} view") for v in order]
+        self._grid(lay, views, 4)
         lay.addWidget(self._section("Rotate"))
         rots = [self._button(f"ar_rotate_{r}", text, lambda r=r: self._send(
             "AR.ROTATE", {"direction": r}), tip=f"Rotate: {r}") for r, text in ROTATIONS]
