@@ -84,6 +84,8 @@ def window(make_window, demo_loaded, qtbot) -> MainWindow:
     w = make_window(text_available=False)
     w.set_loaded(demo_loaded)
     _activate(qtbot, w)
+    # The composed size follows the video's aspect: let the first video frame arrive.
+    qtbot.waitUntil(lambda: w.feed is not None and w.feed.has_frame, timeout=5000)
     return w
 
 
@@ -532,3 +534,68 @@ def test_signal_emits_keep_reference_counts_balanced(qtbot, make_window, demo_lo
         QApplication.processEvents()
     assert w.view.frames_shown >= 150
     assert abs(sys.getrefcount(True) - before) < 40
+
+
+# ----------------------------------------------------------------------------- video feed
+
+class FlakyDevice:
+    """A capture device that plays, is unplugged, then comes back."""
+
+    is_live = True
+    fps = 30.0
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.status = "playing"
+        self.last_error: str | None = None
+
+    def read(self) -> np.ndarray | None:
+        self.reads += 1
+        time.sleep(0.005)
+        if 5 <= self.reads < 10:
+            self.status = "disconnected"
+            self.last_error = "The live video from capture device 0 stopped; the console keeps " \
+                              "trying to reconnect."
+            return None
+        self.status, self.last_error = "playing", None
+        return np.full((90, 160, 3), self.reads % 255, np.uint8)
+
+    def open(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+def test_video_feed_says_when_a_device_is_lost_and_recovers():
+    from app.ui.video import VideoFeed
+
+    dev = FlakyDevice()
+    feed = VideoFeed(0, source_factory=lambda src: dev).start()
+    try:
+        assert _wait_for(lambda: feed.message() is not None)
+        headline, detail = feed.message()
+        assert "reconnecting" in headline and "capture device 0" in detail
+        assert feed.latest()[1] is None  # no stale picture of a lost live feed
+        assert _wait_for(lambda: dev.reads > 10 and feed.message() is None, 10.0)
+        assert feed.latest()[1] is not None and feed.status == "playing"
+    finally:
+        feed.stop()
+
+
+def test_video_feed_without_a_source_explains_itself():
+    from app.ui.video import NO_VIDEO, VideoFeed
+
+    feed = VideoFeed(None).start()
+    assert feed.message()[0] == NO_VIDEO and feed.status == "none"
+    assert feed.latest() == (0, None)
+    feed.stop()
+
+
+def _wait_for(pred: Any, timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return False

@@ -51,6 +51,9 @@ class RenderLoop:
         self._notify = notify
         self._clock = clock or scene.clock
         self._lock = threading.Lock()
+        # render_once may also be called from the UI thread (screenshots, tests) while the loop
+        # runs: the scene and its compositor are single-threaded, so calls take turns.
+        self._render_lock = threading.Lock()
         self._size = _clamp_size(size)
         self._buffers: list[np.ndarray] = []
         self._display: int | None = None  # on screen (held by the UI)
@@ -167,6 +170,10 @@ class RenderLoop:
 
     def render_once(self) -> bool:
         """One tick: compose and publish if anything changed. Returns whether it composed."""
+        with self._render_lock:
+            return self._render_once()
+
+    def _render_once(self) -> bool:
         size = self.output_size()
         feed = self.feed
         msg = feed.message() if feed is not None else None
