@@ -1,0 +1,391 @@
+"""Speech-to-text with faster-whisper, tuned for short spoken commands on two CPU cores.
+
+* Models: ``tiny.en`` (default; manifest ``whisper-tiny.en``) or ``base`` (``whisper-base``),
+  CTranslate2 int8, ``cpu_threads=2``, loaded once per process (:func:`get_model`).
+* Decoding: English, greedy (``beam_size=1``) at temperature 0 only — Whisper pads every clip to
+  30 s, so a command costs the same fixed encoder time whatever its length, and temperature
+  fallbacks would multiply that on exactly the clips (noise, silence) where they help least.
+  ``max_new_tokens`` bounds a runaway repetition loop.
+* Domain words: ``initial_prompt`` is a *vocabulary list*, not a command (a command-shaped
+  prompt gets copied into transcripts), plus ``hotwords``. Measured on espeak-ng clips: "da
+  Vinci" heard as "Come in, kid" without them and as "davinci" with them.
+* The price of a prompt: on silence Whisper recites it ("davinci, CT," — a false wake word!)
+  and base loops on it ("BMI, BMI, …"). So every segment is checked: no-speech probability
+  with log-probability, compression ratio (loops), prompt echoes, and a blacklist of the
+  phrases Whisper invents on silence ("thank you", "you", "thanks for watching" — ANCHORS §3.5)
+  applied only when the audio is quiet or the model itself doubts there was speech. A surgeon
+  who really says "thank you" loudly still gets through (and the interpreter declines it).
+* Whisper and the LLM must not run at full threads together on two cores (DESIGN §6): the
+  transcription holds ``app.agents.llm_runtime.HEAVY_STAGE_LOCK``.
+
+``make_transcriber()`` is what ``visa-console eval --mode audio`` uses:
+``transcribe(path) -> {"text", "ms", ...}`` with the wake word, if spoken, removed.
+"""
+
+from __future__ import annotations
+
+import os
+
+# No model may be downloaded at run time (DESIGN §6): keep huggingface_hub off the network even
+# if a path is mistyped and faster-whisper falls back to treating it as a hub id.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import logging  # noqa: E402
+import re  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from app.voice.audio import SAMPLE_RATE, read_audio  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+#: Short names accepted for the packaged models → manifest ids.
+MODEL_IDS = {"tiny.en": "whisper-tiny.en", "tiny": "whisper-tiny.en",
+             "base": "whisper-base", "base.en": "whisper-base"}
+DEFAULT_MODEL = "tiny.en"
+
+#: Domain words Whisper would otherwise miss. A list, not a sentence (see the module docstring).
+VOCABULARY = ("davinci", "CT", "axial", "coronal", "sagittal", "slice", "lobe", "nodule",
+              "trachea", "bronchi", "airway", "lung", "PFT", "FEV1", "FVC", "BMI", "anterior",
+              "posterior", "superior", "inferior", "zoom", "rotate")
+DEFAULT_PROMPT = "Vocabulary: " + ", ".join(VOCABULARY) + "."
+DEFAULT_HOTWORDS = "davinci CT"
+
+#: What Whisper says over silence or noise (normalised: lower case, no punctuation).
+HALLUCINATIONS = frozenset({
+    "you", "thank you", "thank you very much", "thanks", "thanks for watching",
+    "thank you for watching", "thanks for watching and see you next time", "bye", "bye bye",
+    "goodbye", "please subscribe", "subscribe", "like and subscribe", "so", "oh", "uh", "um",
+    "hmm", "mm", "okay", "the end", "i'm sorry", "music", "applause", "silence",
+    "subtitles by the amara org community", "transcription by castingwords",
+})
+
+
+class SttUnavailable(RuntimeError):
+    """The speech-to-text model could not be loaded (missing package or files)."""
+
+
+@dataclass(frozen=True)
+class SttConfig:
+    model: str = DEFAULT_MODEL
+    language: str = "en"
+    beam_size: int = 1
+    cpu_threads: int = 2
+    initial_prompt: str | None = DEFAULT_PROMPT
+    hotwords: str | None = DEFAULT_HOTWORDS
+    max_new_tokens: int = 64            # a command is ~5–25 tokens; caps repetition loops
+    # Filters (see filter_segments):
+    no_speech_prob: float = 0.6         # with avg_logprob < logprob_with_no_speech → drop
+    logprob_with_no_speech: float = -0.5
+    min_avg_logprob: float = -1.0       # with no_speech_prob > doubt_no_speech → drop
+    doubt_no_speech: float = 0.3
+    max_compression_ratio: float = 2.4  # Whisper's own loop detector threshold
+    low_energy_dbfs: float = -45.0      # below this the phrase blacklist applies unconditionally
+    lock_timeout_s: float = 15.0        # wait for the LLM to yield the cores, then go anyway
+
+
+@dataclass
+class Segment:
+    text: str
+    start: float
+    end: float
+    avg_logprob: float
+    no_speech_prob: float
+    compression_ratio: float
+    dropped: str = ""  # why the filter removed it ("" = kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "start": round(self.start, 2), "end": round(self.end, 2),
+                "avg_logprob": round(self.avg_logprob, 3),
+                "no_speech_prob": round(self.no_speech_prob, 3),
+                "compression_ratio": round(self.compression_ratio, 2),
+                **({"dropped": self.dropped} if self.dropped else {})}
+
+
+@dataclass
+class Transcript:
+    """One transcription. ``text`` is what survived the filters; ``raw_text`` what Whisper said."""
+
+    text: str
+    ms: float
+    raw_text: str = ""
+    segments: list[Segment] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    level_dbfs: float = -120.0
+    audio_s: float = 0.0
+    model: str = DEFAULT_MODEL
+    lock_wait_ms: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return not self.text.strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "ms": round(self.ms, 1), "raw_text": self.raw_text,
+                "segments": [s.to_dict() for s in self.segments], "dropped": self.dropped,
+                "level_dbfs": round(self.level_dbfs, 1), "audio_s": round(self.audio_s, 2),
+                "model": self.model, "lock_wait_ms": round(self.lock_wait_ms, 1)}
+
+
+# -------------------------------------------------------------------------------- filters
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def normalise(text: str) -> str:
+    """Lower case words only (for blacklist and echo checks)."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def speech_level_dbfs(audio: np.ndarray, window: int = 512) -> float:
+    """Level of the loudest part (90th percentile of 32 ms RMS): a short word in a long quiet
+    clip still counts as loud, a uniformly quiet clip does not."""
+    x = np.asarray(audio, dtype=np.float32).reshape(-1)
+    if len(x) < window:
+        x = np.pad(x, (0, window - len(x)))
+    n = len(x) // window
+    rms = np.sqrt(np.mean(np.square(x[: n * window].reshape(n, window), dtype=np.float64), axis=1))
+    return float(20 * np.log10(max(float(np.percentile(rms, 90)), 1e-6)))
+
+
+def collapse_loops(text: str, min_repeats: int = 3) -> str:
+    """"show the CT show the CT show the CT" → "show the CT": a phrase of two or more words
+    repeated ``min_repeats`` times in a row is a decoding loop. Single words are left alone:
+    "left left left" is a real command (three steps, DESIGN §4)."""
+    words = text.split()
+    changed = True
+    while changed:
+        changed = False
+        for n in range(2, len(words) // min_repeats + 1):
+            i = 0
+            while i + n * min_repeats <= len(words):
+                unit = [w.strip(",.!?").lower() for w in words[i:i + n]]
+                k = 1
+                while (i + (k + 1) * n <= len(words)
+                       and [w.strip(",.!?").lower() for w in words[i + k * n:i + (k + 1) * n]]
+                       == unit):
+                    k += 1
+                if k >= min_repeats:
+                    words = words[:i + n] + words[i + k * n:]
+                    changed = True
+                i += 1
+    return " ".join(words)
+
+
+_VOCAB_NORMALISED = frozenset(normalise(w) for w in VOCABULARY) | {"vocabulary"}
+
+
+def is_prompt_echo(text: str) -> bool:
+    """Every word comes from the vocabulary prompt, and it reads like the list ("davinci, CT,")
+    rather than a sentence: what Whisper recites over silence."""
+    words = normalise(text).split()
+    if not words or any(w not in _VOCAB_NORMALISED for w in words):
+        return False
+    return len(words) >= 2 or "," in text or text.strip().lower().startswith("vocabulary")
+
+
+def filter_segments(segments: list[Segment], level_dbfs: float,
+                    cfg: SttConfig) -> tuple[str, list[str]]:
+    """Mark dropped segments and return (text, reasons)."""
+    reasons: list[str] = []
+    low_energy = level_dbfs < cfg.low_energy_dbfs
+    for s in segments:
+        norm = normalise(s.text)
+        if not norm:
+            s.dropped = "punctuation-only"
+        elif s.no_speech_prob >= cfg.no_speech_prob and s.avg_logprob < cfg.logprob_with_no_speech:
+            s.dropped = "no-speech"
+        elif s.avg_logprob < cfg.min_avg_logprob and s.no_speech_prob > cfg.doubt_no_speech:
+            s.dropped = "low-confidence"
+        elif s.compression_ratio > cfg.max_compression_ratio:
+            s.dropped = "repetition-loop"
+        elif is_prompt_echo(s.text) and (low_energy or s.no_speech_prob > 0.4):
+            s.dropped = "prompt-echo"
+        elif norm in HALLUCINATIONS and (low_energy or s.no_speech_prob > cfg.doubt_no_speech
+                                         or s.avg_logprob < -0.7):
+            s.dropped = "hallucination-phrase"
+        if s.dropped:
+            reasons.append(s.dropped)
+    kept = " ".join(s.text.strip() for s in segments if not s.dropped).strip()
+    kept = collapse_loops(kept)
+    if kept and not normalise(kept):
+        reasons.append("punctuation-only")
+        kept = ""
+    if kept and normalise(kept) in HALLUCINATIONS and low_energy:
+        reasons.append("hallucination-phrase")
+        kept = ""
+    return kept, reasons
+
+
+# ------------------------------------------------------------------------------- models
+_MODELS: dict[tuple[str, int], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_model_id(model: str) -> str:
+    return MODEL_IDS.get(model, model)
+
+
+def get_model(model: str = DEFAULT_MODEL, cpu_threads: int = 2) -> Any:
+    """The loaded ``WhisperModel`` (once per process and thread count: ~75–145 MB each)."""
+    mid = resolve_model_id(model)
+    key = (mid, cpu_threads)
+    with _MODELS_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        try:
+            from faster_whisper import WhisperModel  # noqa: PLC0415
+
+            from app.data.models import model_path  # noqa: PLC0415
+
+            path = Path(model) if Path(model).is_dir() else model_path(mid)
+            m = WhisperModel(str(path), device="cpu", compute_type="int8",
+                             cpu_threads=cpu_threads, num_workers=1)
+        except Exception as exc:
+            raise SttUnavailable(f"speech-to-text model {model!r} could not be loaded: {exc}") \
+                from exc
+        _MODELS[key] = m
+        return m
+
+
+def _heavy_lock() -> Any:
+    try:
+        from app.agents.llm_runtime import HEAVY_STAGE_LOCK  # noqa: PLC0415
+    except Exception:  # the agents layer missing must not break STT
+        return None
+    return HEAVY_STAGE_LOCK
+
+
+class WhisperSTT:
+    """Transcribe 16 kHz float32 arrays (VAD segments) or files."""
+
+    def __init__(self, config: SttConfig | None = None, *, model: str | None = None,
+                 lock: Any = "default") -> None:
+        cfg = config or SttConfig()
+        if model is not None:
+            cfg = SttConfig(**{**cfg.__dict__, "model": model})
+        self.config = cfg
+        self.lock = _heavy_lock() if lock == "default" else lock
+        self._model: Any = None
+
+    @property
+    def model_name(self) -> str:
+        return self.config.model
+
+    def load(self) -> WhisperSTT:
+        if self._model is None:
+            self._model = get_model(self.config.model, self.config.cpu_threads)
+        return self
+
+    def transcribe(self, audio: np.ndarray | str | Path, *, prompt: str | None = "default",
+                   ) -> Transcript:
+        """``audio``: a segment already cut by our VAD (so Whisper's own VAD stays off) or a
+        file path. ``prompt=None`` disables the vocabulary prompt for this call."""
+        self.load()
+        cfg = self.config
+        t0 = time.perf_counter()
+        x = read_audio(audio) if isinstance(audio, (str, Path)) else \
+            np.asarray(audio, dtype=np.float32).reshape(-1)
+        level = speech_level_dbfs(x)
+        audio_s = len(x) / SAMPLE_RATE
+        if len(x) < SAMPLE_RATE // 10:  # under 0.1 s: nothing Whisper could read
+            return Transcript("", _ms(t0), level_dbfs=level, audio_s=audio_s, model=cfg.model,
+                              dropped=["too-short"])
+        kwargs: dict[str, Any] = dict(
+            language=cfg.language, beam_size=cfg.beam_size, temperature=0.0,
+            vad_filter=False, without_timestamps=True, condition_on_previous_text=False,
+            initial_prompt=cfg.initial_prompt if prompt == "default" else prompt,
+            hotwords=cfg.hotwords if prompt is not None else None,
+            max_new_tokens=cfg.max_new_tokens,
+            # The filters below decide; Whisper's own skip rule would hide why text vanished.
+            no_speech_threshold=None, log_prob_threshold=None, compression_ratio_threshold=None,
+        )
+        wait_ms = 0.0
+        lock = self.lock
+        got = False
+        if lock is not None:
+            tl = time.perf_counter()
+            got = lock.acquire("stt", timeout=cfg.lock_timeout_s)
+            wait_ms = _ms(tl)
+            if not got:
+                log.warning("STT ran while %s held the heavy-stage lock for %.0f s",
+                            lock.holder, cfg.lock_timeout_s)
+        try:
+            segs_iter, _info = self._model.transcribe(x, **kwargs)
+            segments = [Segment(s.text, float(s.start), float(s.end), float(s.avg_logprob),
+                                float(s.no_speech_prob), float(s.compression_ratio))
+                        for s in segs_iter]
+        finally:
+            if got:
+                lock.release()
+        raw = " ".join(s.text.strip() for s in segments).strip()
+        text, reasons = filter_segments(segments, level, cfg)
+        return Transcript(text, _ms(t0), raw_text=raw, segments=segments, dropped=reasons,
+                          level_dbfs=level, audio_s=audio_s, model=cfg.model,
+                          lock_wait_ms=wait_ms)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 1)
+
+
+# ---------------------------------------------------------------------- eval transcriber
+def make_transcriber(model: str = DEFAULT_MODEL, *, strip_wake: bool = True, use_vad: bool = True,
+                     config: SttConfig | None = None) -> Callable[[str | Path], dict[str, Any]]:
+    """``transcribe(path) -> {"text", "ms", ...}`` for ``visa-console eval --mode audio``.
+
+    The clip goes through what the live pipeline does to an utterance: Silero VAD (no speech
+    → empty text, Whisper not even run; otherwise the speech span with a little margin), then
+    Whisper and the hallucination filters, then the wake word, if the clip starts with it, is
+    removed so ``text`` is the command. Extra keys: ``raw_text``, ``wake`` (the match or None),
+    ``dropped``, ``segments``, ``speech_s``, ``model``. The model loads here, once.
+    """
+    stt = WhisperSTT(config, model=model).load()
+    from app.voice.wakeword import WakeWordSpotter  # noqa: PLC0415
+
+    spotter = WakeWordSpotter()
+    segmenter = None
+    if use_vad:
+        from app.voice.vad import EndpointConfig, VadSegmenter  # noqa: PLC0415
+
+        # A generous pause: a whole clip is one command, never cut in two here.
+        segmenter = VadSegmenter(config=EndpointConfig(silence_s=2.0, max_s=60.0,
+                                                       min_speech_s=0.15))
+
+    def transcribe(path: str | Path) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        x = read_audio(path)
+        speech_s = len(x) / SAMPLE_RATE
+        if segmenter is not None:
+            segs = segmenter.speech_segments(x)
+            if not segs:
+                return {"text": "", "ms": _ms(t0), "raw_text": "", "wake": None,
+                        "dropped": ["no-speech-detected"], "segments": [], "speech_s": 0.0,
+                        "model": stt.model_name}
+            pad = int(0.3 * SAMPLE_RATE)
+            a = max(0, int(segs[0].speech_start * SAMPLE_RATE) - pad)
+            b = min(len(x), int(segs[-1].speech_end * SAMPLE_RATE) + pad)
+            x = x[a:b]
+            speech_s = sum(s.voiced_s for s in segs)
+        tr = stt.transcribe(x)
+        text, wake = tr.text, None
+        if strip_wake and text:
+            m = spotter.match(text)
+            if m.detected:
+                text, wake = m.command, m.to_dict()
+        return {"text": text, "ms": _ms(t0), "raw_text": tr.raw_text, "wake": wake,
+                "dropped": tr.dropped, "segments": [s.to_dict() for s in tr.segments],
+                "speech_s": round(speech_s, 2), "model": stt.model_name}
+
+    return transcribe
+
+
+__all__ = ["DEFAULT_HOTWORDS", "DEFAULT_MODEL", "DEFAULT_PROMPT", "HALLUCINATIONS", "VOCABULARY",
+           "Segment", "SttConfig", "SttUnavailable", "Transcript", "WhisperSTT",
+           "collapse_loops", "filter_segments", "get_model", "is_prompt_echo",
+           "make_transcriber", "normalise", "speech_level_dbfs"]
