@@ -164,6 +164,7 @@ class SceneRenderer:
         self._model_ready = False
         self._last_status = SceneStatus({}, {}, False, None, None)
         self._ir_lines: tuple[tuple, tuple[tuple[str, str], ...]] | None = None
+        self._reset_caches = False
         # Copies of the sub-states, taken under the lock when an event arrives.
         self._ir: IRState = state.ir
         self._iv: IVState = state.iv
@@ -200,8 +201,7 @@ class SceneRenderer:
             self._case = case
             self._slicer = slicer
             self._slices.clear()
-            self._cache.clear()
-            self._compositor.clear()
+            self._reset_caches = True  # done by the render thread, which owns the caches
             self._iv = self.state.iv
             self._ir = self.state.ir
             self._ar = self.state.ar
@@ -234,8 +234,7 @@ class SceneRenderer:
         with self._lock:
             if size != self._size:
                 self._size = size
-                self._cache.clear()
-                self._compositor.clear()
+                self._reset_caches = True
 
     def close(self) -> None:
         for fn in self._disconnect:
@@ -316,6 +315,11 @@ class SceneRenderer:
             case, slicer = self._case, self._slicer
             w, h = self._size
             notice, notice_detail = self._notice, self._notice_detail
+            reset, self._reset_caches = self._reset_caches, False
+        if reset:
+            self._cache.clear()
+            self._compositor.clear()
+            self._ir_lines = None
 
         out: list[Layer] = []
         # IR first: its rendered height decides where the 3D panel goes.
