@@ -464,8 +464,13 @@ def test_failed_case_load_leaves_an_empty_running_console(qtbot, make_window):
     _activate(qtbot, w)
     assert "could not be loaded" in w.status.problem_text()
     assert not w.touch.buttons["ct_show"].isEnabled()
+    assert "No case is loaded" in w.touch.ct_note.text()
     frame = _frame(w)
     assert frame.max() > 200  # the message is drawn on the dark background
+    assert w.scene.status().rects == {}
+    from app.ui.main import console_ready
+
+    assert console_ready(w)  # a screenshot of the explanation is not held up
 
 
 # ----------------------------------------------------------------------------- threads

@@ -237,12 +237,17 @@ class MainWindow(QMainWindow):
             with self.registry.lock:
                 self.state.set_case(CaseContext(iv_size=None, structures=(),
                                                 has_clinical=False))
+            if self.feed is not None:
+                self.feed.stop()
+            self.feed = None
+            self.render_loop.set_feed(None)
             self.scene.set_notice("No case loaded", loaded.error)
             self.status.set_problems([("error", loaded.error or "No case was loaded.")])
             self.trace.add_line(loaded.error or "No case was loaded.", "error")
-            self.touch.sync()
-            self._start_feed(None, no_case=True)
+            self.touch.set_no_case(True)
+            self.render_loop.poke()
             return
+        self.touch.set_no_case(False)
         case = self.case = loaded.case
         self.scene.set_case(case, loaded.model)
         with self.registry.lock:
@@ -262,12 +267,11 @@ class MainWindow(QMainWindow):
         for text in queued:
             self.submit_text(text)
 
-    def _start_feed(self, source: Any, no_case: bool = False) -> None:
+    def _start_feed(self, source: Any) -> None:
         if self.feed is not None:
             self.feed.stop()
         self.feed = VideoFeed(source).start()
-        if not no_case:
-            self.scene.set_notice(None)
+        self.scene.set_notice(None)
         self.render_loop.set_feed(self.feed)
         self._refresh_video_status()
 
@@ -540,6 +544,8 @@ def console_ready(w: MainWindow) -> bool:
     why it cannot), and every overlay is drawn in its final form."""
     if w.loaded is None or w.runner.pending:
         return False
+    if w.loaded.case is None:  # the case failed to load: the window says why, shoot that
+        return w.view.frames_shown > 0
     feed = w.feed
     if feed is None:
         return False

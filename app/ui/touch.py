@@ -101,6 +101,7 @@ class TouchPanel(QWidget):
         lay.addWidget(self.loading)
         lay.addWidget(self.tabs)
         self._loading = True
+        self._no_case = False
         self.sync()
 
     # -- building -------------------------------------------------------------------------
@@ -326,6 +327,11 @@ class TouchPanel(QWidget):
         return None if s is None else set(s)
 
     # -- following the state ----------------------------------------------------------------
+    def set_no_case(self, no_case: bool) -> None:
+        """No case could be loaded: every button is off and the notes say so."""
+        self._no_case = no_case
+        self.sync()
+
     def set_loading(self, loading: bool) -> None:
         self._loading = loading
         self.loading.setVisible(loading)
@@ -385,6 +391,10 @@ class TouchPanel(QWidget):
         self.ar_note.setText("" if ar_ok or loading else
                              "This case has no label maps or meshes: no 3D model.")
         self.ar_note.setVisible(bool(self.ar_note.text()))
+        if self._no_case:
+            for note in (self.ir_note, self.ct_note, self.ar_note):
+                note.setText("No case is loaded (see the status strip).")
+                note.show()
         for name, b in self.buttons.items():
             if name.startswith("ar_"):
                 b.setEnabled(ar_ok)
