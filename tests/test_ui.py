@@ -344,6 +344,22 @@ def test_text_box_runs_the_orchestrator_off_the_ui_thread(qtbot, make_window, de
     assert w.touch.buttons["ct_zoom_in"].isChecked()
 
 
+def test_text_box_with_the_real_interpreter(qtbot, make_window, demo_loaded):
+    """The window's own orchestrator (through the locked registry), when the build has one."""
+    from app.ui.commands import text_commands_available
+
+    if not text_commands_available():
+        pytest.skip("the text interpreter is not part of this build")
+    w = make_window()
+    w.set_loaded(demo_loaded)
+    w.submit_text("show the ct and zoom in on coronal")
+    qtbot.waitUntil(lambda: len(w.trace.records) == 1, timeout=30000)
+    rec = w.trace.records[0]
+    assert rec["reply"]["ok"], rec["reply"]
+    assert w.state.iv.mode == "zoom_view" and w.state.iv.main == "coronal"
+    assert rec["state"]["iv"]["main"] == "coronal"
+
+
 def test_text_box_says_plainly_when_text_commands_are_missing(qtbot, window):
     assert "not available" in window.command_box.edit.placeholderText()
     window.command_box.edit.setText("show the ct")
