@@ -519,11 +519,12 @@ def place_window(window: QMainWindow, fullscreen: bool) -> None:
     primary = QGuiApplication.primaryScreen()
     target = next((s for s in screens if s is not primary), primary)
     if fullscreen and target is not None:
-        window.setGeometry(target.geometry())
-        window.showFullScreen()
+        window.winId()  # create the native window, so it can be put on the target screen
         handle = window.windowHandle()
         if handle is not None:
             handle.setScreen(target)
+        window.setGeometry(target.geometry())
+        window.showFullScreen()
         return
     if primary is not None:
         geo = primary.availableGeometry()
