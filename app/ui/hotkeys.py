@@ -93,10 +93,18 @@ def install(window: QWidget, controller: object) -> list[QShortcut]:
     return shortcuts
 
 
-def help_text() -> str:
-    """The key table as plain text (the window's "Keys" tab)."""
+def help_text(columns: int = 2) -> str:
+    """The key table as plain text in ``columns`` columns (the window's "Keys" tab)."""
     width = max(len(hk.label) for hk in HOTKEYS) + 3
-    return "\n".join(f"{hk.label:<{width}}{hk.what}" for hk in HOTKEYS)
+    cells = [f"{hk.label:<{width}}{hk.what}" for hk in HOTKEYS]
+    rows = -(-len(cells) // max(1, columns))
+    cols = [cells[i * rows:(i + 1) * rows] for i in range(max(1, columns))]
+    col_w = [max((len(c) for c in col), default=0) + 4 for col in cols]
+    lines = []
+    for r in range(rows):
+        parts = [f"{col[r]:<{col_w[i]}}" for i, col in enumerate(cols) if r < len(col)]
+        lines.append("".join(parts).rstrip())
+    return "\n".join(lines)
 
 
 __all__ = ["HOTKEYS", "Hotkey", "VIEW_CYCLE", "help_text", "install"]
