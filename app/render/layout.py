@@ -90,14 +90,18 @@ class Layout:
             y += ih + m
         if ar_visible:
             a = round(AR_FRAC * h)
-            room = h - m - y
-            if room >= min(a, round(0.25 * h)):
-                a = max(1, min(a, room, col_right - m))
-                rects[AR_KEY] = Rect(col_right - a, y, a, a)
-            else:  # a tall IR box leaves no room below: put the panel to its left
-                left_edge = rects[IR_KEY].x - m if IR_KEY in rects else col_right
-                a = max(1, min(a, h - 2 * m, left_edge - m))
+            below = min(a, h - m - y, col_right - m)
+            left_edge = rects[IR_KEY].x - m if IR_KEY in rects else col_right
+            beside = min(a, h - 2 * m, left_edge - m)
+            # Below the IR box unless a tall box would shrink the model to a thumbnail; then
+            # beside it — but not in zoom view, where the large CT view needs that room.
+            squeezed = below < 0.7 * a or below < round(0.25 * h)
+            if squeezed and beside > below and (iv_mode != "zoom_view" or below < 1):
+                a = max(1, beside)
                 rects[AR_KEY] = Rect(left_edge - a, m, a, a)
+            else:
+                a = max(1, below)
+                rects[AR_KEY] = Rect(col_right - a, y, a, a)
             col_left = min(col_left, rects[AR_KEY].x)
 
         # Zoom view: centred in the free area left of everything on the right.
