@@ -367,6 +367,36 @@ def _sanitise_user(text: str) -> str:
     return text.replace("<|", "< |")
 
 
+class _JsonCloser:
+    """Says when a streamed JSON object has closed (strings and escapes respected)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.started = False
+        self.in_str = False
+        self.esc = False
+
+    def feed(self, text: str) -> bool:
+        for c in text:
+            if self.in_str:
+                if self.esc:
+                    self.esc = False
+                elif c == "\\":
+                    self.esc = True
+                elif c == '"':
+                    self.in_str = False
+            elif c == '"':
+                self.in_str = True
+            elif c in "{[":
+                self.depth += 1
+                self.started = True
+            elif c in "}]":
+                self.depth -= 1
+                if self.started and self.depth == 0:
+                    return True
+        return False
+
+
 # ------------------------------------------------------------------ local llama.cpp
 def default_state_dir() -> Path:
     """Where warmed prefix states are kept: ``$VISA_CACHE_DIR/llm-state`` or the user cache."""
@@ -801,6 +831,7 @@ class LocalLlama:
                 tokens, max_tokens=max_tokens, temperature=0.0, top_k=1, repeat_penalty=1.0,
                 grammar=self._grammar(schema), stream=True,
                 stopping_criteria=StoppingCriteriaList([past_deadline]))
+            closer = _JsonCloser()
             for chunk in stream:
                 choice = chunk["choices"][0]
                 text = choice.get("text") or ""
@@ -812,6 +843,12 @@ class LocalLlama:
                     if on_text is not None:
                         on_text(text)
                 finish = choice.get("finish_reason") or finish
+                if text and closer.feed(text):
+                    # The object is complete: the grammar allows only whitespace and the
+                    # end-of-turn token now, so skip those decode steps.
+                    finish = "stop"
+                    stream.close()
+                    break
         except RuntimeError as exc:
             res.raw_text = "".join(pieces)
             self._timings(res, t_start, t_first)
