@@ -811,6 +811,27 @@ def test_pipeline_push_to_talk_skips_the_wake_word() -> None:
     assert listening(events) == ["idle", "recording", "thinking", "done", "idle", "off"]
 
 
+def test_pipeline_transcribes_during_the_pause() -> None:
+    # A 0.4 s pause inside the command: transcribed speculatively after 0.25 s, then the
+    # speaker resumes, so that transcript is thrown away; the final pause's one is used
+    # without transcribing again at the endpoint.
+    p, events = make_pipeline(["davinci show", "davinci show the CT"])
+    x = np.concatenate([silence(0.3), tone(0.6), silence(0.4), tone(0.5), silence(1.2)])
+    runs = p.run([x])
+    assert [c[0] for c in p.handler.calls] == ["show the CT"]
+    assert len(p.stt.heard) == 2
+    stt_end = [e for e in events if e.type == EventType.STT_END]
+    assert len(stt_end) == 1 and stt_end[0].data["speculative"] is True
+    lat = runs[0].latency
+    assert lat["speculative"] and lat["eos_wait_ms"] == pytest.approx(600, abs=40)
+    # without speculation: one transcription, at the endpoint
+    p2, events2 = make_pipeline(["davinci show the CT"],
+                                config=PipelineConfig(speculative_stt_s=None))
+    p2.run([x])
+    assert len(p2.stt.heard) == 1 and p2.handler.calls[0][0] == "show the CT"
+    assert next(e for e in events2 if e.type == EventType.STT_END).data["speculative"] is False
+
+
 def test_pipeline_text_mode() -> None:
     p, events = make_pipeline([], mode="text")
     runs = p.run(["davinci, show the CT", "# a comment", "stop", "zoom in"])
@@ -876,5 +897,8 @@ def test_pipeline_reports_unreadable_clips(tmp_path: Path) -> None:
     assert [r.outcome for r in runs] == ["done"]
 
 
-def test_mode_values() -> None:
+def test_mode_values_and_push_to_talk_while_stopped() -> None:
     assert [m.value for m in Mode] == ["realtime", "synthesized", "text"]
+    p, events = make_pipeline([])
+    p.push_to_talk(True)  # nothing running, but a microphone was never missing
+    assert [e.data["code"] for e in events if e.type == EventType.ERROR] == ["not-listening"]

@@ -64,6 +64,7 @@ class ErrorCode(StrEnum):
     """Machine codes of ``error`` events; ``message`` carries the plain words for people."""
 
     NO_MICROPHONE = "no-microphone"
+    NOT_LISTENING = "not-listening"
     AUDIO_SOURCE_FAILED = "audio-source-failed"
     STT_NO_TEXT_RECOGNIZED = "stt-no-text-recognized"
     STT_FAILED = "stt-failed"

@@ -106,6 +106,11 @@ class PipelineConfig:
     clip_gap_s: float = 1.0            # silence after each clip (≥ the end-of-speech pause)
     wait_for_speech_s: float = 15.0    # synthesized/text: let a reply finish before the next
     chime_mute_tail_s: float = 0.1
+    # Transcribe during the pause, after this much silence, instead of waiting for the full
+    # end-of-speech pause: if the speaker does not resume, the transcript is ready when the
+    # pause ends (Whisper costs ~0.6 s whatever the length). None disables.
+    speculative_stt_s: float | None = 0.25
+    max_speculations: int = 3          # per utterance (each resumed pause wastes one)
     level_interval_s: float = 0.05     # level meter callback rate (20 Hz)
 
 
@@ -121,7 +126,7 @@ class RunLog:
     transcript: str = ""
     command: str = ""
     record: dict[str, Any] | None = None
-    latency: dict[str, float] | None = None
+    latency: dict[str, Any] | None = None
     wavs: list[str] = field(default_factory=list)
     ended: bool = False
 
@@ -165,8 +170,9 @@ class VoicePipeline:
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self.runs: deque[RunLog] = deque(maxlen=self.config.keep_runs)
-        self.latencies: list[dict[str, float]] = []
+        self.latencies: list[dict[str, Any]] = []
         self.listening = ListeningState.OFF
+        self.microphone_missing = False  # the last realtime start found no microphone
 
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -258,6 +264,9 @@ class VoicePipeline:
         self._clip_path: str | None = None
         self._last_level = 0.0
         self._utt_no = 0
+        self._utt_serial = 0
+        self._spec: tuple[tuple[int, float], Any, float, float] | None = None
+        self._spec_count = 0
 
     def start(self, source: Any = None) -> threading.Thread:
         """Run in a background thread. ``source``: an AudioSource (realtime/synthesized), a
@@ -321,9 +330,11 @@ class VoicePipeline:
             source = ClipSequence(clips, realtime=self.config.realtime_playback,
                                   gap_s=self.config.clip_gap_s)
         if isinstance(source, MicrophoneSource):
+            self.microphone_missing = False
             try:
                 source.open()
             except NoMicrophone as exc:
+                self.microphone_missing = True
                 self._error(ErrorCode.NO_MICROPHONE, str(exc) or NO_MIC_MESSAGE,
                             detail=exc.detail)
                 self._set_listening(ListeningState.OFF, message=NO_MIC_MESSAGE)
@@ -412,6 +423,8 @@ class VoicePipeline:
                 self._on_speech_end(ev)
             else:
                 self._on_discard(ev)
+        if self.config.speculative_stt_s is not None:
+            self._maybe_speculate()
         if (self._phase == "await_command" and not self.vad.eos.in_utterance
                 and self.vad.eos.state == "silence" and self.vad.t > self._deadline):
             run = self._run
@@ -425,8 +438,12 @@ class VoicePipeline:
     def push_to_talk(self, pressed: bool) -> None:
         """Press: stop speaking and start taking a command now (no wake word). Release: the
         command ends there. Safe from any thread (a hotkey, a foot pedal mapped to a key)."""
-        if not self.running and self.mode != Mode.TEXT and self._source is None:
-            self._error(ErrorCode.NO_MICROPHONE, NO_MIC_MESSAGE)
+        if not self.running and self._source is None:
+            if self.microphone_missing:
+                self._error(ErrorCode.NO_MICROPHONE, NO_MIC_MESSAGE)
+            else:
+                self._error(ErrorCode.NOT_LISTENING, "Voice input is not running; touch and "
+                            "text commands still work.")
             return
         self._requests.put(("ptt", bool(pressed)))
 
@@ -470,7 +487,40 @@ class VoicePipeline:
                 self._on_speech_end(ev)
 
     # ------------------------------------------------------------------ utterances
+    def _maybe_speculate(self) -> None:
+        eos = self.vad.eos
+        if not eos.in_utterance or eos.manual or self._spec_count >= self.config.max_speculations:
+            return
+        if eos.silence_run_s < (self.config.speculative_stt_s or 0.0):
+            return
+        key = (self._utt_serial, eos.last_speech_end)
+        if self._spec is not None and self._spec[0] == key:
+            return
+        audio = eos.peek()
+        if audio is None:
+            return
+        if self._phase == "wait_wake" and self.config.require_wake and \
+                not self.wake.passes_prefilter(audio):
+            return
+        self._spec_count += 1
+        t0 = time.perf_counter()
+        try:
+            tr = self.stt.transcribe(audio)
+        except Exception:  # the endpoint will try again and report it
+            log.debug("speculative transcription failed", exc_info=True)
+            return
+        self._spec = (key, tr, eos.silence_run_s, (time.perf_counter() - t0) * 1000)
+
+    def _take_speculation(self, ev: VadEvent) -> tuple[Any, float, float] | None:
+        spec, self._spec = self._spec, None
+        if spec is None or spec[0] != (self._utt_serial, ev.speech_end):
+            return None  # speech resumed after it: the transcript is stale
+        return spec[1], spec[2], spec[3]
+
     def _on_speech_start(self, ev: VadEvent) -> None:
+        self._utt_serial += 1
+        self._spec = None
+        self._spec_count = 0
         self._utt_guarded = self.guard.is_guarded()
         if self._phase == "ptt":
             return
@@ -526,22 +576,30 @@ class VoicePipeline:
             self._end_run(run, "no-wake")
             return
 
-        # ---- speech to text
+        # ---- speech to text (already done during the pause, if the speaker did not resume)
+        spec = self._take_speculation(ev)
         self._emit(EventType.STT_START, {"model": getattr(self.stt, "model_name", "?"),
-                                         "audio_s": round(len(audio) / SAMPLE_RATE, 3)}, run)
-        try:
-            tr = self.stt.transcribe(audio)
-        except Exception as exc:
-            log.exception("speech-to-text failed")
-            self._error(ErrorCode.STT_FAILED, f"Speech recognition failed ({exc}).", run)
-            self._finish_rejected(run, "stt-failed", phase)
-            return
+                                         "audio_s": round(len(audio) / SAMPLE_RATE, 3),
+                                         "speculative": spec is not None}, run)
+        if spec is not None:
+            tr = spec[0]
+            ready = (spec[1], spec[2])  # (silence when it started, its wall time in ms)
+        else:
+            ready = None
+            try:
+                tr = self.stt.transcribe(audio)
+            except Exception as exc:
+                log.exception("speech-to-text failed")
+                self._error(ErrorCode.STT_FAILED, f"Speech recognition failed ({exc}).", run)
+                self._finish_rejected(run, "stt-failed", phase)
+                return
         text = (tr.text or "").strip()
         run.transcript = text
         self._emit(EventType.STT_END, {"text": text, "raw_text": getattr(tr, "raw_text", text),
                                        "ms": tr.ms, "dropped": list(getattr(tr, "dropped", [])),
                                        "level_dbfs": round(getattr(tr, "level_dbfs", 0.0), 1),
-                                       "audio": wav or self._clip_path}, run)
+                                       "audio": wav or self._clip_path,
+                                       "speculative": spec is not None}, run)
 
         # ---- 1. stop words, before anything else
         guarded = self._utt_guarded or self.guard.is_guarded()
@@ -608,7 +666,7 @@ class VoicePipeline:
                 return
         self._phase = "wait_wake"
         self._set_listening(ListeningState.THINKING, run)
-        self._intent(run, command, tr, ev, t_endpoint, wav)
+        self._intent(run, command, tr, ev, t_endpoint, wav, ready)
 
     def _finish_rejected(self, run: RunLog, outcome: str, phase: str) -> None:
         self._phase = "wait_wake"
@@ -626,7 +684,8 @@ class VoicePipeline:
         return self.handler(text, stt=stt)
 
     def _intent(self, run: RunLog, command: str, tr: Any, ev: VadEvent | None,
-                t_endpoint: float | None, wav: str | None) -> None:
+                t_endpoint: float | None, wav: str | None,
+                speculated: tuple[float, float] | None = None) -> None:
         run.command = command
         self._emit(EventType.INTENT_START, {"text": command}, run)
         stt_info = None
@@ -655,12 +714,18 @@ class VoicePipeline:
                 total = (t_state - self._wall_of(ev.speech_end)) * 1000
                 clock = "wall"
             else:
-                total = eos_ms + process_ms
+                # Files fed faster than real time: rebuild the timeline. The endpoint is
+                # eos_ms after the speech ended; a speculative transcript started after
+                # `silence` and took `wall` ms; processing resumes when both are done.
+                ready_ms = eos_ms
+                if speculated is not None:
+                    ready_ms = max(eos_ms, speculated[0] * 1000 + speculated[1])
+                total = ready_ms + process_ms
                 clock = "audio+wall"
             latency = {"eos_wait_ms": round(eos_ms, 1), "stt_ms": round(float(tr.ms), 1),
                        "intent_ms": round((t_state - t0) * 1000, 1),
                        "process_ms": round(process_ms, 1), "total_ms": round(total, 1),
-                       "clock": clock}
+                       "speculative": speculated is not None, "clock": clock}
             run.latency = latency
             with self._lock:
                 self.latencies.append(latency)

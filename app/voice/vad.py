@@ -305,6 +305,25 @@ class EndOfSpeech:
     def manual(self) -> bool:
         return self._manual
 
+    @property
+    def last_speech_end(self) -> float:
+        return self._last_speech_end
+
+    @property
+    def silence_run_s(self) -> float:
+        """How long the open utterance has been silent (0 when none is open)."""
+        return self.t - self._last_speech_end if self.state == "speech" else 0.0
+
+    def peek(self) -> np.ndarray | None:
+        """The open utterance so far, cut as :meth:`end` would cut it now (for a speculative
+        transcription during the pause); None when none is open."""
+        if self.state != "speech" or not self._buf:
+            return None
+        audio = np.concatenate(self._buf)
+        keep_until = min(self.t, self._last_speech_end + self.config.tail_s)
+        n_keep = int(round((keep_until - self._open_t) * self.sample_rate))
+        return audio[:n_keep] if 0 < n_keep < len(audio) else audio
+
     # -- input ----------------------------------------------------------------------------
     def process(self, window: np.ndarray, prob: float) -> list[VadEvent]:
         cfg = self.config
