@@ -549,7 +549,8 @@ class LocalLlama:
             self._load_lock.release()
 
     def close(self) -> None:
-        with self._load_lock:
+        """Free the model (waits for a running generation; the next call loads it again)."""
+        with self.heavy.hold("llm:close"), self._load_lock:
             llm, self._llm = self._llm, None
             if llm is not None:
                 with contextlib.suppress(Exception):
@@ -693,8 +694,9 @@ class LocalLlama:
 
     def reset_context(self) -> None:
         """Forget what the live KV cache holds (next call is not a "hit")."""
-        if self._llm is not None:
-            self._llm.n_tokens = 0
+        with self.heavy.hold("llm:reset"):
+            if self._llm is not None:
+                self._llm.n_tokens = 0
 
     # -- the prefix ----------------------------------------------------------------------
     def _ensure_prefix(self, stage: str, prefix: list[int]) -> tuple[CacheStatus, str]:
