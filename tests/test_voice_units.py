@@ -902,3 +902,22 @@ def test_mode_values_and_push_to_talk_while_stopped() -> None:
     p, events = make_pipeline([])
     p.push_to_talk(True)  # nothing running, but a microphone was never missing
     assert [e.data["code"] for e in events if e.type == EventType.ERROR] == ["not-listening"]
+
+
+# ============================================================================ python -m app.voice
+def test_voice_cli_devices_text_and_no_microphone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from app.voice.__main__ import main
+
+    _fake_devices(monkeypatch, [])
+    assert main(["--list-devices"]) == 0
+    assert "No audio devices were found." in capsys.readouterr().out
+    cmds = tmp_path / "cmds.txt"
+    cmds.write_text("davinci, show the CT\nzoom in\n")
+    assert main(["--mode", "text", "--commands", str(cmds), "--tts", "none"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert any("intent-end" in line for line in out)
+    assert json.loads(out[-1])["iv"]["mode"] == "zoom_view"
+    # realtime without a microphone: a plain sentence and a non-zero status, no traceback
+    assert main(["--mode", "realtime", "--tts", "none"]) == 2
+    assert NO_MIC_MESSAGE in capsys.readouterr().err
