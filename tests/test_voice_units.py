@@ -921,3 +921,11 @@ def test_voice_cli_devices_text_and_no_microphone(tmp_path: Path, monkeypatch: p
     # realtime without a microphone: a plain sentence and a non-zero status, no traceback
     assert main(["--mode", "realtime", "--tts", "none"]) == 2
     assert NO_MIC_MESSAGE in capsys.readouterr().err
+
+
+def test_sensitivity_can_change_while_configured() -> None:
+    p, events = make_pipeline([])
+    p.set_sensitivity(wake=0.9, vad="low", end_silence_s=1.0)
+    assert p.wake.sensitivity == 0.9 and p.wake.threshold < 0.8
+    assert p.vad.config.threshold == 0.65 and p.vad.config.silence_s == 1.0
+    assert events[-1].data["settings"]["end_silence_s"] == 1.0

@@ -447,6 +447,15 @@ class VoicePipeline:
             return
         self._requests.put(("ptt", bool(pressed)))
 
+    def set_sensitivity(self, *, wake: float | None = None, vad: Any = None,
+                        end_silence_s: float | None = None) -> None:
+        """Adjust while running (a settings panel): ``wake`` 0..1 (higher triggers more
+        readily), ``vad`` a preset ("low"/"default"/"high") or 0..1, ``end_silence_s`` the
+        pause that ends a command. Applied between frames, on the pipeline thread."""
+        self._requests.put(("sensitivity", (wake, vad, end_silence_s)))
+        if not self.running:
+            self._drain_requests()
+
     def stop_speaking(self) -> bool:
         """Stop the spoken reply now (a touch button, the Esc key)."""
         was = self.speaker.stop()
@@ -461,6 +470,25 @@ class VoicePipeline:
                 return
             if kind == "ptt":
                 self._ptt(value)
+            elif kind == "sensitivity":
+                self._apply_sensitivity(*value)
+
+    def _apply_sensitivity(self, wake: float | None, vad: Any,
+                           end_silence_s: float | None) -> None:
+        from app.voice.vad import EndpointConfig  # noqa: PLC0415
+
+        if wake is not None:
+            self.wake.sensitivity = min(1.0, max(0.0, float(wake)))
+        cfg = self.vad.config
+        if vad is not None:
+            cfg = replace(cfg, threshold=EndpointConfig.from_sensitivity(vad).threshold,
+                          neg_threshold=None)
+        if end_silence_s is not None:
+            cfg = replace(cfg, silence_s=max(0.1, float(end_silence_s)))
+        self.vad.config = cfg
+        self._emit(EventType.LISTENING, {"state": self.listening, "settings": {
+            "wake_sensitivity": self.wake.sensitivity, "vad_threshold": cfg.threshold,
+            "end_silence_s": cfg.silence_s}})
 
     def _ptt(self, pressed: bool) -> None:
         if pressed:
