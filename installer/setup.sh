@@ -39,7 +39,7 @@ APT_NEEDED=(
 )
 APT_OPTIONAL=(
   ffmpeg                                      # command-line video tools (PyAV bundles its own)
-  espeak-ng sox                               # speech synthesis and audio tools for voice tests
+  espeak-ng flite sox                         # speech synthesis (test voices) and audio tools
 )
 
 is_installed() {
