@@ -340,3 +340,31 @@ def test_real_model_load_restores_the_thread_setting(tmp_path: Path) -> None:
     v = emb.encode(["show the ct", "hide the model"])
     assert v.shape == (2, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+
+
+def test_cold_start_warms_in_the_background_and_abstains_meanwhile(tmp_path: Path) -> None:
+    import threading
+
+    gate = threading.Event()
+
+    def slow(texts: list[str]) -> np.ndarray:
+        gate.wait(5)  # the exemplar embedding takes a while on a cold start
+        return _fake_vectors(texts)
+
+    t = SemanticTier(embedder=Embedder(cache_dir=tmp_path, encode_fn=slow), intents=_SMALL)
+    state = ConsoleState()
+    state.set_case(CaseContext(iv_size=SIZE))
+    assert t.decide("show the ct", state, Memory()) is None  # returns at once, not after 5 s
+    assert t.status in ("cold", "warming")
+    thread = t.start_warm()
+    assert thread is not None
+    gate.set()
+    thread.join(10)
+    assert t.status == "ready"
+    d = t.decide("show the ct", state, Memory())
+    assert d is not None and d.tier == "semantic"
+    # the next start finds the cache and is ready at once, in the calling thread
+    again = SemanticTier(embedder=Embedder(cache_dir=tmp_path, encode_fn=_fake_vectors),
+                         intents=_SMALL)
+    assert again.is_cached()
+    assert again.decide("show the ct", state, Memory()) is not None

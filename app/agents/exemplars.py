@@ -3,7 +3,7 @@
 Every console action (``app.core.actions``) is reachable from at least one *intent*; every
 intent has many phrasings the way a surgical team says it: terse and verbose, questions,
 wishes, indirect requests, British and American wording. The matcher embeds them once (cached
-on disk) and finds the nearest intents of a spoken command by cosine similarity.
+on disk) and trains a small classifier on them that scores the intents of a spoken command.
 
 An intent is (agent, kind, defaults):
 
@@ -1752,6 +1752,16 @@ _MORE: dict[str, str] = {
         I need a new needle driver
     """,
     "oos.surgical_action": """
+        staple the left lower lobe bronchus
+        divide the right upper lobe vein
+        clip the lingular artery
+        fire across the middle lobe
+        cut the bronchus now
+        transect the airway here
+        dissect the nodule out
+        grab the lower lobe and lift it
+        resect the right upper lobe
+        wedge out the nodule
         staple across the fissure
         cut that adhesion
         divide the vein
