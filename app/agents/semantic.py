@@ -252,7 +252,7 @@ class Calibration:
     """
 
     l2: float = 1e-5  # ridge penalty of the softmax regression
-    max_iter: int = 500
+    max_iter: int = 200
     temperature: float = 0.75
     # Log-odds added for intents that agree with the grammar's own reading of the clause:
     # its verb-based intent (hide, zoom out…) and, when words named it, its agent.
