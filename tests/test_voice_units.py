@@ -605,6 +605,42 @@ def test_loops_collapse_but_repeated_directions_stay() -> None:
     assert speech_level_dbfs(tone(1.0, amp=0.5)) == pytest.approx(-9.0, abs=0.5)
 
 
+def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
+    from types import SimpleNamespace
+
+    from app.voice.stt import WhisperSTT, prompt_leak
+
+    # Transcripts measured on the dev split (Piper voice) where the vocabulary prompt's list
+    # style leaked in, and ordinary ones that must not trigger a second decode.
+    for t in ["davinci, davinci, davinci, davinci,", "PFT,", "trachea, CT.",
+              "axial, dinci, axial,", "PFT, VINci, remove the 3D model and the CT.",
+              "PFT, pathologist.", "CHO, axial,"]:
+        assert prompt_leak(t), t
+    for t in ["davinci, show the CT.", "coronal, plus 100.", "sagittal, 200.",
+              "left, left, left.", "Davinci, zoom in.", "show the PFT and the tumor location.",
+              "BMI please", "davinci, anterior.", "Davinci, CT", ""]:
+        assert not prompt_leak(t), t
+
+    class FakeModel:
+        def __init__(self) -> None:
+            self.prompts: list[str | None] = []
+
+        def transcribe(self, x: np.ndarray, initial_prompt: str | None = None,
+                       **kw: Any) -> tuple[list, None]:
+            self.prompts.append(initial_prompt)
+            text = " davinci, davinci, davinci," if initial_prompt else " Da Vinci, erase all."
+            return [SimpleNamespace(text=text, start=0.0, end=1.0, avg_logprob=-0.2,
+                                    no_speech_prob=0.05, compression_ratio=1.1)], None
+
+    stt = WhisperSTT(lock=None)
+    stt._model = FakeModel()
+    tr = stt.transcribe(tone(1.0))
+    assert tr.text == "Da Vinci, erase all." and tr.dropped[0] == "prompt-leak"
+    assert tr.first_raw_text == "davinci, davinci, davinci,"
+    assert stt._model.prompts[0] and stt._model.prompts[1] is None
+    assert tr.to_dict()["first_raw_text"]
+
+
 # ============================================================================ speech
 class ToneEngine:
     name = "tone"

@@ -87,6 +87,7 @@ class SttConfig:
     doubt_no_speech: float = 0.3
     max_compression_ratio: float = 2.4  # Whisper's own loop detector threshold
     low_energy_dbfs: float = -45.0      # below this the phrase blacklist applies unconditionally
+    retry_on_prompt_leak: bool = True   # decode again without the prompt (see prompt_leak)
     lock_timeout_s: float = 15.0        # wait for the LLM to yield the cores, then go anyway
 
 
@@ -121,6 +122,7 @@ class Transcript:
     audio_s: float = 0.0
     model: str = DEFAULT_MODEL
     lock_wait_ms: float = 0.0
+    first_raw_text: str = ""  # the prompted transcript, when a prompt leak made us decode again
 
     @property
     def empty(self) -> bool:
@@ -130,7 +132,8 @@ class Transcript:
         return {"text": self.text, "ms": round(self.ms, 1), "raw_text": self.raw_text,
                 "segments": [s.to_dict() for s in self.segments], "dropped": self.dropped,
                 "level_dbfs": round(self.level_dbfs, 1), "audio_s": round(self.audio_s, 2),
-                "model": self.model, "lock_wait_ms": round(self.lock_wait_ms, 1)}
+                "model": self.model, "lock_wait_ms": round(self.lock_wait_ms, 1),
+                **({"first_raw_text": self.first_raw_text} if self.first_raw_text else {})}
 
 
 # -------------------------------------------------------------------------------- filters
@@ -187,6 +190,52 @@ def is_prompt_echo(text: str) -> bool:
     if not words or any(w not in _VOCAB_NORMALISED for w in words):
         return False
     return len(words) >= 2 or "," in text or text.strip().lower().startswith("vocabulary")
+
+
+#: Vocabulary words that are nouns, not command starts: a transcript opening with one of them
+#: as a lone item ("PFT, pathologist") is the prompt's list style leaking in.
+_LIST_NOUNS = frozenset({"pft", "bmi", "fev1", "fvc", "trachea", "bronchi", "lobe", "nodule",
+                         "airway", "lung"})
+_CHUNK_SPLIT = re.compile(r"[,.;:!?]")
+
+
+def _is_wake_chunk(chunk: str) -> bool:
+    from app.voice.wakeword import WakeWordSpotter  # noqa: PLC0415
+
+    return len(chunk.split()) <= 3 and WakeWordSpotter().match(chunk).detected
+
+
+def prompt_leak(text: str) -> bool:
+    """Does the transcript look like the vocabulary prompt's *list* rather than speech?
+
+    Measured on the dev split with natural (Piper) voices: with the prompt, a clip opening
+    with "Da Vinci," sometimes comes out as a continuation of the list — "davinci, davinci,
+    davinci,", "PFT,", "trachea, CT.", "axial, dinci, axial,", "PFT, VINci, remove the 3D
+    model". Such transcripts are decoded again without the prompt (hotwords kept)."""
+    chunks = [normalise(c) for c in _CHUNK_SPLIT.split(text or "")]
+    chunks = [c for c in chunks if c]
+    if not chunks:
+        return False
+    vocab = _VOCAB_NORMALISED - {"vocabulary"}
+    wake = [_is_wake_chunk(c) for c in chunks]
+    if sum(wake) >= 2:
+        return True
+    rest = [c for c, w in zip(chunks, wake, strict=True) if not w]
+    # Only vocabulary words, as a list: "trachea, CT." / a lone "PFT,". ("davinci, anterior"
+    # is a command: the wake word and one word.)
+    if rest and all(c in vocab for c in rest) and \
+            (len(rest) >= 2 or (not any(wake) and rest[0] in _LIST_NOUNS)):
+        return True
+    if any(a in vocab and not wa and wb
+           for a, wa, wb in zip(chunks, wake, wake[1:], strict=False)):
+        return True
+    listed = [c for c, w in zip(chunks, wake, strict=True) if c in vocab and not w]
+    if len(listed) != len(set(listed)):
+        return True
+    if (text or "").rstrip().endswith(",") and chunks[-1] in vocab and not wake[-1]:
+        return True  # "CHO, axial,": the list goes on
+    first = 1 if wake[0] else 0
+    return len(chunks) > first + 1 and chunks[first] in _LIST_NOUNS
 
 
 def filter_segments(segments: list[Segment], level_dbfs: float,
@@ -296,15 +345,7 @@ class WhisperSTT:
         if len(x) < SAMPLE_RATE // 10:  # under 0.1 s: nothing Whisper could read
             return Transcript("", _ms(t0), level_dbfs=level, audio_s=audio_s, model=cfg.model,
                               dropped=["too-short"])
-        kwargs: dict[str, Any] = dict(
-            language=cfg.language, beam_size=cfg.beam_size, temperature=0.0,
-            vad_filter=False, without_timestamps=True, condition_on_previous_text=False,
-            initial_prompt=cfg.initial_prompt if prompt == "default" else prompt,
-            hotwords=cfg.hotwords if prompt is not None else None,
-            max_new_tokens=cfg.max_new_tokens,
-            # The filters below decide; Whisper's own skip rule would hide why text vanished.
-            no_speech_threshold=None, log_prob_threshold=None, compression_ratio_threshold=None,
-        )
+        use_prompt = cfg.initial_prompt if prompt == "default" else prompt
         wait_ms = 0.0
         lock = self.lock
         got = False
@@ -316,18 +357,37 @@ class WhisperSTT:
                 log.warning("STT ran while %s held the heavy-stage lock for %.0f s",
                             lock.holder, cfg.lock_timeout_s)
         try:
-            segs_iter, _info = self._model.transcribe(x, **kwargs)
-            segments = [Segment(s.text, float(s.start), float(s.end), float(s.avg_logprob),
-                                float(s.no_speech_prob), float(s.compression_ratio))
-                        for s in segs_iter]
+            segments = self._decode(x, use_prompt, cfg.hotwords if prompt is not None else None)
+            text, reasons = filter_segments(segments, level, cfg)
+            retried = False
+            if use_prompt and cfg.retry_on_prompt_leak and text and prompt_leak(text):
+                again = self._decode(x, None, cfg.hotwords)
+                text2, reasons2 = filter_segments(again, level, cfg)
+                if text2:
+                    reasons = ["prompt-leak", *reasons2]
+                    first_raw = " ".join(s.text.strip() for s in segments).strip()
+                    segments, text, retried = again, text2, True
         finally:
             if got:
                 lock.release()
         raw = " ".join(s.text.strip() for s in segments).strip()
-        text, reasons = filter_segments(segments, level, cfg)
-        return Transcript(text, _ms(t0), raw_text=raw, segments=segments, dropped=reasons,
-                          level_dbfs=level, audio_s=audio_s, model=cfg.model,
-                          lock_wait_ms=wait_ms)
+        tr = Transcript(text, _ms(t0), raw_text=raw, segments=segments, dropped=reasons,
+                        level_dbfs=level, audio_s=audio_s, model=cfg.model, lock_wait_ms=wait_ms)
+        if retried:
+            tr.first_raw_text = first_raw
+        return tr
+
+    def _decode(self, x: np.ndarray, initial_prompt: str | None,
+                hotwords: str | None) -> list[Segment]:
+        segs_iter, _info = self._model.transcribe(
+            x, language=self.config.language, beam_size=self.config.beam_size,
+            temperature=0.0, vad_filter=False, without_timestamps=True,
+            condition_on_previous_text=False, initial_prompt=initial_prompt, hotwords=hotwords,
+            max_new_tokens=self.config.max_new_tokens,
+            # The filters decide; Whisper's own skip rule would hide why text vanished.
+            no_speech_threshold=None, log_prob_threshold=None, compression_ratio_threshold=None)
+        return [Segment(s.text, float(s.start), float(s.end), float(s.avg_logprob),
+                        float(s.no_speech_prob), float(s.compression_ratio)) for s in segs_iter]
 
 
 def _ms(t0: float) -> float:
@@ -388,4 +448,4 @@ def make_transcriber(model: str = DEFAULT_MODEL, *, strip_wake: bool = True, use
 __all__ = ["DEFAULT_HOTWORDS", "DEFAULT_MODEL", "DEFAULT_PROMPT", "HALLUCINATIONS", "VOCABULARY",
            "Segment", "SttConfig", "SttUnavailable", "Transcript", "WhisperSTT",
            "collapse_loops", "filter_segments", "get_model", "is_prompt_echo",
-           "make_transcriber", "normalise", "speech_level_dbfs"]
+           "make_transcriber", "normalise", "prompt_leak", "speech_level_dbfs"]
