@@ -78,6 +78,10 @@ class FastInterpreter:
         self.floor = floor
         self.words = words
 
+    def consult_below(self) -> float:
+        """Below this lexicon confidence at least one later tier is asked."""
+        return max([self.accept, *(getattr(t, "consult_below", self.accept) for t in self.tiers)])
+
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
         ms: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -114,13 +118,22 @@ class FastInterpreter:
         decision = self.lexicon.decide_from(analysis, state, memory)
         t6 = time.perf_counter()
         ms.update(route=(t5 - t4) * 1e3, decide=(t6 - t5) * 1e3)
-        if decision.confidence < self.accept:
+        if decision.confidence < self.consult_below():
             best = decision
             for tier in self.tiers:
+                # A cheap tier may be asked even about confident lexicon readings (it can catch
+                # the grammar's confident mistakes); an expensive one (the LLM) only below accept.
+                if decision.confidence >= getattr(tier, "consult_below", self.accept):
+                    continue
                 ts = time.perf_counter()
                 other = tier.decide(fixed.text, state, memory)
                 ms[f"tier_{tier.name}"] = (time.perf_counter() - ts) * 1e3
                 if other is None:
+                    continue
+                if decision.confidence >= self.accept:
+                    # The grammar was already sure: only a surer, valid reading replaces it.
+                    if other.valid and other.confidence > best.confidence:
+                        best = other
                     continue
                 if other.confidence >= self.accept:
                     best = other

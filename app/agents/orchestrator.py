@@ -58,9 +58,9 @@ class Orchestrator:
     @property
     def interpreter(self) -> Any:
         if self._interpreter is None:
-            from app.agents.interpreter import FastInterpreter
+            from app.agents.factory import build_interpreter
 
-            self._interpreter = FastInterpreter()
+            self._interpreter = build_interpreter()
         return self._interpreter
 
     @property
