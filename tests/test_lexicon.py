@@ -1182,3 +1182,99 @@ def test_the_other_way_reverses_the_last_swing_or_move(con):
     con.say("show the model")
     con.say("rotate up")
     assert con.say("now the other way") == [("AR.ROTATE", {"direction": "down"})]
+
+
+# ---------------------------------------------------------------- grammar review fixes
+@pytest.mark.parametrize(
+    "setup, text, expected",
+    [
+        # "one" after a plane is a pronoun: the plane named as a thing to see is enlarged
+        ("show the ct", "make the coronal one big", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+        ("show the ct", "show me the sagittal one", [("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]),
+        ("show the ct", "the axial one", [("IV.ZOOM_IN_MOVE", {"plane": "axial"})]),
+        ("show the ct", "axial one", [("IV.SHOW_MOVE", {"axial": 1})]),
+        # phrasal verbs: "up" shows, "down" hides, unless a step follows or a plane is moved
+        ("show the 3d model", "get the model up for me", [("AR.SHOW", {})]),
+        ("", "pop the model up please", [("AR.SHOW", {})]),
+        ("", "put her age and gender up", [("IR.SHOW", {"fields": ["age", "sex"]})]),
+        ("show the 3d model", "take the model down", [("AR.REMOVE", {})]),
+        ("show the 3d model", "bring down the model", [("AR.REMOVE", {})]),
+        ("show the ct", "take the ct down", [("IV.REMOVE", {})]),
+        ("show the ct", "bring the axial up", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct", "bring the ct up 20", [("IV.SHOW_MOVE", {"axial": "+20"})]),
+        ("show the ct", "take it down a bit", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("show the ct", "bring down the axial 10", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("show the 3d model", "turn the model up", [("AR.ROTATE", {"direction": "up"})]),
+        ("show the ct", "bring the ct and move it up",
+         [("IV.SHOW_MOVE", {}), ("IV.SHOW_MOVE", {"axial": "+10"})]),
+        # another word for the same direction is emphasis, not a repeat
+        ("show the ct", "a bit higher up please", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct", "up up", [("IV.SHOW_MOVE", {"axial": "+20"})]),
+        ("show the ct", "go right up to the top axial slice", [("IV.SHOW_MOVE", {"axial": "max"})]),
+        ("show the ct", "scroll down to the bottom", [("IV.SHOW_MOVE", {"axial": "min"})]),
+        ("show the ct", "go up to the end", [("IV.SHOW_MOVE", {"axial": "max"})]),
+        ("show the ct", "go up to 100", [("IV.SHOW_MOVE", {"axial": 100})]),
+        ("show the ct", "go back up", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct", "back up 10 on the coronal", [("IV.SHOW_MOVE", {"coronal": "-10"})]),
+        ("show the ct", "down 10 on the coronal", [("IV.SHOW_MOVE", {"coronal": "-10"})]),
+        # further/farther continue in the named direction (or the plane's last one)
+        ("show the ct", "go further towards the feet", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("show the ct", "farther down", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("show the ct | move the axial down 20", "move the axial further",
+         [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        # approximators keep the number, even after a comma
+        ("show the ct", "go further towards the feet, about twenty slices",
+         [("IV.SHOW_MOVE", {"axial": "-20"})]),
+        ("show the ct", "go down about 25", [("IV.SHOW_MOVE", {"axial": "-25"})]),
+        ("show the ct", "move up, roughly 30 slices", [("IV.SHOW_MOVE", {"axial": "+30"})]),
+        ("show the ct", "left, some 40 slices", [("IV.SHOW_MOVE", {"sagittal": "-40"})]),
+        ("show the ct", "up 20 or so", [("IV.SHOW_MOVE", {"axial": "+20"})]),
+        ("show the ct", "positions 20, 250 and 260 please",
+         [("IV.SHOW_MOVE", {"axial": 20, "coronal": 250, "sagittal": 260})]),
+        # field nouns in either number
+        ("", "put up her BMI and the breathing tests", [("IR.SHOW", {"fields": ["bmi", "pft"]})]),
+        ("", "lung function values please", [("IR.SHOW", {"fields": ["pft"]})]),
+        ("", "what were the spirometry results", [("IR.SHOW", {"fields": ["pft"]})]),
+        ("", "show her pulmonary function tests", [("IR.SHOW", {"fields": ["pft"]})]),
+        ("", "show the weights", [("IR.SHOW", {"fields": ["weight"]})]),
+        ("", "how's the patient's lung capacity?", [("IR.SHOW", {"fields": ["pft"]})]),
+        # discourse markers at the start are not directions
+        ("show the ct", "right, move up", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct", "right let's zoom in on the coronal",
+         [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+        ("show the 3d model", "okay, right, rotate it left", [("AR.ROTATE", {"direction": "left"})]),
+        ("", "perfect, now show the model", [("AR.SHOW", {})]),
+        ("show the ct", "right, right", [("IV.SHOW_MOVE", {"sagittal": "+20"})]),
+        ("show the ct", "right, 20", [("IV.SHOW_MOVE", {"sagittal": "+20"})]),
+        # fixed adjective pairs are one modifier, not two requests
+        ("show the ct", "make the coronal image nice and big",
+         [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+        ("show the ct | show the bmi", "make the coronal big and clear",
+         [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+        ("show the 3d model", "get in nice and close on the nodule",
+         [("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+        ("show the ct | show the bmi", "zoom in on the sagittal and clear the info",
+         [("IV.ZOOM_IN_MOVE", {"plane": "sagittal"}), ("IR.HIDE", {})]),
+    ],
+)
+def test_grammar_review_fixes(setup, text, expected):
+    con = Console()
+    for s in filter(None, (x.strip() for x in setup.split("|"))):
+        con.say(s)
+    assert con.say(text) == expected
+    assert con.last is not None and con.last.tier == "lexicon"
+
+
+def test_unknown_command_shaped_words_go_to_later_tiers_at_low_confidence(con):
+    con.say("show the 3d model")
+    it = con.interp.interpret("give it a twirl", con.state, con.memory)
+    assert not it.valid and "names nothing" not in it.reason  # asked again, not rejected
+    assert it.decision.confidence < 0.55
+    stub = _StubTier(Decision(True, [Step("AR.ROTATE", {"direction": "horizontal"})], "AR",
+                              0.9, "semantic"))
+    interp = FastInterpreter(tiers=[stub])
+    it = interp.interpret("give it a twirl", con.state, con.memory)
+    assert stub.calls == 1 and it.valid and it.tier == "semantic"
+    # clear OR chatter is still rejected before any tier is asked
+    it = interp.interpret("hand me the vessel loop", con.state, con.memory)
+    assert not it.valid and stub.calls == 1

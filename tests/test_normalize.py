@@ -226,3 +226,55 @@ def test_extra_columns_hook_makes_a_held_field_in_scope():
 def test_validity_unpacks_as_valid_and_reason():
     valid, reason = validate("apply suction")
     assert valid is False and "instruments" in reason
+
+
+# ---------------------------------------------------------------- grammar review fixes
+
+
+@pytest.mark.parametrize("text, expected", [
+    # "one" after a plane with a determiner is the pronoun of a noun phrase, not slice 1
+    ("make the coronal one big", "make the coronal one big"),
+    ("the axial one", "the axial one"),
+    ("show me that sagittal one", "show me that sagittal one"),
+    ("the big coronal one please", "the big coronal one please"),
+    ("that one", "that one"),
+    ("this one", "this one"),
+    # a plane without a determiner still takes a number
+    ("axial one", "axial 1"),
+    ("coronal one hundred", "coronal 100"),
+    ("the coronal one hundred", "the coronal 100"),
+    ("move the axial to one", "move the axial to 1"),
+    ("the axial plus one", "the axial +1"),
+])
+def test_one_after_a_plane_and_a_determiner_is_a_pronoun(text, expected):
+    assert normalize(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "give it a twirl", "ease off a touch", "could you give it a whirl", "crank it a notch",
+    "home position please",
+])
+def test_command_shaped_sentences_in_unknown_words_go_to_the_later_tiers(text):
+    from app.agents.lexicon import VOCABULARY
+
+    v = validate(text, vocabulary=VOCABULARY)
+    assert v.valid and not v.empty, v.reason
+
+
+@pytest.mark.parametrize("text", [
+    "is it warm in here or is it just me", "let us take a short break",
+    "give me a moment to think", "hand me the vessel loop", "wait a little",
+    "i am a bit tired", "one moment please", "sorry", "hmm interesting",
+    # clear OR chatter stays rejected whatever its shape
+    "give it a squirt of suction", "ease the stapler off a touch", "check her vitals please",
+])
+def test_chatter_and_orders_to_people_stay_rejected(text):
+    from app.agents.lexicon import VOCABULARY
+
+    assert not validate(text, vocabulary=VOCABULARY).valid
+
+
+def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
+    assert not validate("how is the patient").valid
+    assert not validate("how is the patient doing").valid
+    assert validate("how is the patient lung capacity").valid

@@ -27,12 +27,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.agents.decision import Decision, Memory
-from app.agents.normalize import _words, tokens_of
+from app.agents.normalize import _words, has_domain_content, tokens_of
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import AR_GROUPS, AR_STRUCTURES, IR_ALL_FIELDS, LOBES
 
 ACCEPT = 0.75  # decisions at or above this confidence are taken without asking later tiers
+# The most the grammar claims for a command with no console word in it (below the
+# interpreter's floor: without a later tier such a command is asked again, never guessed).
+_UNFAMILIAR_CONF = 0.5
 
 # ---------------------------------------------------------------------------------------------
 # vocabulary
@@ -80,7 +83,14 @@ WINDOWS = {
 _VAGUE_POS = {"start", "end", "beginning"}
 # words that may stand between a direction and its step ("down by another 10")
 _STEP_GLUE = {"by", "another", "additional", "extra", "a", "further", "more", "the", "of",
-              "about", "around", "like", "roughly", "approximately", "exactly", "just"}
+              "about", "around", "like", "roughly", "approximately", "exactly", "just", "some",
+              "maybe", "say", "nearly", "almost", "approx", "circa", "farther"}
+# Nouns that make the next number a slice index ("slice 40", "positions 20, 250 and 260").
+_INDEX_NOUNS = {"slice", "number", "numbers", "position", "positions", "index", "indices",
+                "indexes", "image", "coordinates", "coordinate"}
+# Words that hedge a number ("about 20", "20 or so"): the number is meant as said.
+_APPROXIMATORS = {"about", "around", "roughly", "approximately", "approx", "some", "like",
+                  "maybe", "say", "nearly", "almost", "circa", "or", "so", "ish"}
 REPEAT_COUNTS = {"once": 1, "twice": 2, "thrice": 3, "double": 2, "triple": 3}
 
 AR_VIEW_WORDS = {
@@ -175,6 +185,26 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("date", "of", "the", "operation"), ("operation_date",)),
     (("male", "or", "female"), ("age", "sex")),
 ]
+# "breathing tests", "lung function values": a word about breathing with a measurement noun
+_PFT_QUALIFIERS = {"lung", "pulmonary", "respiratory", "breathing", "spirometry", "spirometric",
+                   "ventilatory", "pft"}
+_PFT_NOUNS = {"function", "test", "testing", "value", "result", "number", "measurement",
+              "capacity", "study", "volume", "parameter", "figure", "score", "stat", "reading",
+              "data", "report"}
+_PFT_RE = re.compile(r"\b(?:" + "|".join(sorted(_PFT_QUALIFIERS)) + r") (?:"
+                     + "|".join(sorted(_PFT_NOUNS)) + r")(?:s|es)?\b")
+
+
+def _singular(tok: str) -> str:
+    """The singular of a plural noun, roughly ("tests" → test, "studies" → study); other
+    words unchanged. Only used to match field phrases, so rough is enough."""
+    if len(tok) > 4 and tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if len(tok) > 3 and tok.endswith("s") and not tok.endswith(("ss", "us", "is", "ics")):
+        return tok[:-1]
+    return tok
+
+
 OP_WORDS = {"operation", "surgery", "procedure", "op", "surgical", "operative", "surg"}
 
 # Verbs and cue words
@@ -359,8 +389,11 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         head = _has_head(seg)
         prev_agent = _dominant_agent(prev.words)
         seg_agent = _dominant_agent(seg)
+        # a step said on its own after a comma belongs to the move before it ("move to 10,
+        # 20, 50", "further down, about 20 slices"); approximators come with such numbers
         bare_nums = all(_is_num(t) or t in FILLER or t in ("slices", "slice", "steps")
-                        for t in seg)
+                        or t in _APPROXIMATORS for t in seg) and (
+            any(_is_num(t) for t in seg) or not set(seg) & _APPROXIMATORS)
         core = [t for t in seg if t not in FILLER]
         prev_core = [t for t in prev.toks if t not in FILLER]
         repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
@@ -438,7 +471,7 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
                                   "chest") else 3
         if w in AR_STRONG:
             s["AR"] += 3
-    if re.search(r"\b(lung|pulmonary|respiratory) (function|capacity)", text):
+    if _PFT_RE.search(text):
         s["AR"] -= 3
         s["IR"] += 1
     if re.search(r"\b(lung|bone|soft|mediastin\w*|pulmonary) (window|tissue|preset|setting)",
@@ -503,16 +536,21 @@ def clause_intent(c: Clause) -> str:
     w = c.words
     s = set(w)
     text = " ".join(w)
-    if re.search(r"\bzoom( \w+){0,3} (out|back|away)\b|\bzoom out\b", text) or \
-            s & ZOOM_OUT_WORDS:
+    # "farther" alone is farther away (zoom out); "farther down" continues a move
+    zoom_out = s & ZOOM_OUT_WORDS
+    if zoom_out == {"farther"} and any(t in DIRECTIONS for t in w):
+        zoom_out = set()
+    if re.search(r"\bzoom( \w+){0,3} (out|back|away)\b|\bzoom out\b", text) or zoom_out:
         return "zoom_out"
     if "zoom" in s or s & ZOOM_IN_WORDS:
         return "zoom_in"
     if s & RESET_VERBS:
         return "reset"
     core = {t for t in w if t not in FILLER}
-    if core and core <= STOP_WORDS_ROT | {"rotation", "rotating", "spinning", "moving", "hold",
-                                          "motion", "animation", "no", "model"}:
+    # "stop", "hold still", "no motion": a stop word with at most the thing that moves
+    if core & (STOP_WORDS_ROT | {"hold", "no"}) and core <= STOP_WORDS_ROT | {
+            "rotation", "rotating", "spinning", "moving", "hold", "motion", "animation", "no",
+            "model"}:
         return "rotate"
     if s & (ROTATE_VERBS - {"turn"}) or re.search(
             r"\bturn (it |the model |\w+ )?(to the )?(left|right|up|down|around|horizontal\w*|"
@@ -601,6 +639,49 @@ def _repeat_count(c: Clause) -> int:
     return 1
 
 
+def _direction_role(toks: list[str], i: int) -> str:
+    """How the direction word at i is used: "move" (a step that way), "modifier" (it only
+    intensifies or qualifies the next word) or "target" (it heads for a named position)."""
+    t = toks[i]
+    nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    after = [w for w in toks[i + 2:i + 5] if w not in ("the", "slice", "very", "a")]
+    heads_for = nxt == "to" and bool(after) and (
+        after[0] in NAMED_POS or _is_num(after[0]) and after[0][0] not in "+-")
+    if t == "right" and nxt in DIRECTIONS and nxt not in ("right", "left"):
+        # "right up to the top", "right down to the bottom": "right" means "all the way"
+        return "modifier" if _direction_role(toks, i + 1) == "target" else "move"
+    if t == "right" and heads_for:
+        return "modifier"  # "go right to the end"
+    if t == "back" and nxt in DIRECTIONS and nxt != "back" and DIRECTIONS[nxt][0] != "coronal":
+        # "go back up" is up again, unless the coronal plane is named ("back up 10 on the
+        # coronal": back is the direction, up the particle of "back up")
+        named = {PLANE_WORDS[w] for w in toks if w in PLANE_WORDS}
+        return "move" if "coronal" in named and DIRECTIONS[nxt][0] not in named \
+            else "modifier"
+    if i > 0 and toks[i - 1] == "back" and t in DIRECTIONS and DIRECTIONS[t][0] != "coronal":
+        named = {PLANE_WORDS[w] for w in toks if w in PLANE_WORDS}
+        if "coronal" in named and DIRECTIONS[t][0] not in named:
+            return "modifier"
+    if heads_for:
+        return "target"
+    return "move"
+
+
+def _last_sign(ctx: _Ctx, plane: str) -> int:
+    """The direction a plane last moved in, from the remembered commands (+1 if none)."""
+    scratch = _Ctx(ctx.state, Memory())
+    for text in reversed(ctx.memory.recent):
+        for clause in split_clauses(_prepare(text)):
+            try:
+                moves = iv_moves(clause, scratch)
+            except (ValueError, IndexError):
+                continue
+            v = moves.get(plane)
+            if isinstance(v, str) and v[:1] in "+-" and int(v) != 0:
+                return 1 if int(v) > 0 else -1
+    return 1
+
+
 def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     """Slice moves named in a clause: {plane: int | "+N" | "-N" | "middle"/"max"/"min"}."""
     toks = c.toks
@@ -647,7 +728,16 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                                                     "middle", "side")):
             dplane, dsign = DIRECTIONS[t]
             c.use(i)
-            if pending and not pending_filled:
+            role = _direction_role(toks, i)
+            if role == "modifier":
+                pass  # "right up to the top", "go back up": not a direction of its own
+            elif role == "target":
+                # "up to the top", "down to 20": the word names the plane, the target the value
+                if not any(w in PLANE_WORDS for w in toks) and not (
+                        pending and not pending_filled):
+                    pending, pending_filled = [dplane], False
+                    sign, absolute_hint = None, True
+            elif pending and not pending_filled:
                 sign = dsign  # "move axial up 20": the plane is named, the word gives the sign
             elif (orphans and orphans[-1][0] == i - 1 - (prev in ("slices", "slice", "steps"))
                   and isinstance(orphans[-1][1], int)):
@@ -655,10 +745,20 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 dir_events.append([dplane, dsign, 1, v, i])
             elif dir_events and dir_events[-1][0] == dplane and dir_events[-1][1] == dsign \
                     and dir_events[-1][3] is None and dir_events[-1][4] == i - 1:
-                dir_events[-1][2] += 1  # "left left left"
+                # "left left left" multiplies the step; another word for the same direction
+                # is emphasis, not a repetition ("a bit higher up", "down lower")
+                if toks[i - 1] == t:
+                    dir_events[-1][2] += 1
                 dir_events[-1][4] = i
             else:
                 dir_events.append([dplane, dsign, 1, None, i])
+        elif t in ("further", "farther"):
+            c.use(i)
+            # "further down": continue in the named direction; "move the axial further":
+            # continue in the direction that plane last moved
+            if not any(w in DIRECTIONS for w in toks):
+                plane = pending[-1] if pending else ctx.context_plane()
+                sign = _last_sign(ctx, plane)
         elif t in SIGN_WORDS and not (t in ("next", "previous") and nxt in ("slice", "image")):
             sign = SIGN_WORDS[t]
             c.use(i)
@@ -669,10 +769,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             pending_filled = True
             i += 2
             continue
-        elif t in ("to", "at", "slice", "slices", "number", "position", "index", "level",
-                   "image") and t != "slices":
-            absolute_hint = t in ("to", "at", "slice", "number", "position", "index")
-            if t in ("slice", "number", "position", "index", "image"):
+        elif t in _INDEX_NOUNS or t in ("to", "at", "level"):
+            absolute_hint = t in ("to", "at") or t in _INDEX_NOUNS and t != "image"
+            if t in _INDEX_NOUNS:
                 c.use(i)
         elif t in ("by", "another", "additional", "extra"):
             c.use(i)
@@ -683,6 +782,10 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             c.use(i)
             if nxt in ("slices", "slice", "steps", "step"):
                 c.use(i + 1)
+            if prev in _APPROXIMATORS:
+                c.use(i - 1)  # "about 20": the number is meant as said
+            if toks[i + 1:i + 3] == ["or", "so"] or nxt == "ish":
+                c.use(i + 1, i + 2)
             if s:
                 value: Any = _rel(v if s == "+" else -v)
             elif sign is not None:
@@ -709,8 +812,11 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                     orphans.append((i, value))
             sign, absolute_hint = None, False
         elif t in _VAGUE_POS and not (nxt in ("slice", "slices", "plane", "image") or any(
-                w in PLANE_WORDS or w in ("slice", "ct", "scan") for w in toks)):
+                w in PLANE_WORDS or w in ("slice", "ct", "scan") for w in toks) or (
+                prev == "to" or prev == "the" and i > 1 and toks[i - 2] == "to")
+                and pending and not pending_filled):
             pass  # "start the timer": start/end name a slice only next to slice words
+            # (or as the target of a direction: "go up to the end")
         elif t in NAMED_POS and not (t in ("top", "bottom") and nxt in ("view",)) and not (
                 t in ("middle", "mid", "lower", "upper") and nxt in ("lobe", "lobes")) and not (
                 t in ("first", "last") and nxt in ("command", "one", "time")):
@@ -727,6 +833,14 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 orphans.append((i, named))
             sign = None
         i += 1
+    # "down 10 on the coronal": the only plane named got no value of its own, and the
+    # direction words name one other plane: they give the named plane its sign
+    if len(pending) == 1 and not pending_filled and sign is None and dir_events and \
+            not orphans and \
+            len({e[0] for e in dir_events}) == 1 and dir_events[0][0] != pending[0]:
+        for e in dir_events:
+            e[0] = pending[0]
+        pending_filled = True
     # planes named with a sign but no number: one default step ("move axial up")
     if pending and not pending_filled and sign is not None:
         for p in pending:
@@ -808,8 +922,13 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     window = _window(c)
     moves = iv_moves(c, ctx)
     named = c.planes
+    # "the coronal one" is "the coronal view" ("one" after a plane is a pronoun, see
+    # normalize): naming one plane as a thing to see enlarges it
+    plane_one = any(t == "one" and k and c.toks[k - 1] in PLANE_WORDS
+                    for k, t in enumerate(c.toks))
     if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
-                               and window is None and c.has("view", "image", "only", "just")
+                               and window is None and (c.has("view", "image", "only", "just")
+                                                       or plane_one)
                                and not c.has("move", "go")):
         c.use_words(ZOOM_IN_WORDS | SHOW_VERBS | {"zoom", "in", "into", "on", "onto", "make",
                                                   "it", "main", "full", "screen", "up",
@@ -1163,14 +1282,30 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
 def ir_fields(c: Clause) -> list[str] | None:
     """Fields named in a clause (None: none named; IR_ALL_FIELDS for "all")."""
     out: list[str] = []
-    for phrase, fields in FIELD_PHRASES:
-        if c.find_phrase(phrase) >= 0:
-            c.use_phrase(phrase)
-            out.extend(fields)
     toks = c.toks
+    # Field phrases match whatever the number of their nouns ("breathing tests", "lung
+    # function values"): compare singular forms.
+    forms = [_singular(t) for t in toks]
+    for phrase, fields in FIELD_PHRASES:
+        ph = [_singular(w) for w in phrase]
+        for k in range(len(forms) - len(ph) + 1):
+            if forms[k:k + len(ph)] == ph:
+                c.use(*range(k, k + len(ph)))
+                out.extend(fields)
+                break
+    for i, t in enumerate(toks):
+        # "lung function tests", "breathing numbers", "spirometry results": a breathing
+        # word with a measurement noun is the PFT
+        if t in _PFT_QUALIFIERS and i + 1 < len(toks) and forms[i + 1] in _PFT_NOUNS:
+            c.use(i, i + 1)
+            if i + 2 < len(toks) and forms[i + 2] in _PFT_NOUNS:
+                c.use(i + 2)
+            out.append("pft")
     for i, t in enumerate(toks):
         if c.used[i] and t not in ("how",):
             continue
+        if t not in FIELD_WORDS and forms[i] in FIELD_WORDS:
+            t = forms[i]  # "weights", "heights"
         if t in FIELD_WORDS:
             if t == "old" and not c.has("how", "years", "age", "patient", "she", "he", "her",
                                          "his"):
@@ -1359,6 +1494,11 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      r"the (tumor|nodule|lesion|cancer)\b",
      "tumorlobe"),
     (r"\b3d lungs?\b", "3d"),
+    # "close" after a degree word or "in" is the adjective ("get in close", "really close
+    # on the nodule"), not the verb that hides; "close in on" zooms
+    (r"\bclose in (on|to|toward|towards)\b", "zoom in \\1"),
+    (r"\b(in|very|real|really|nice|right|up) close\b", "\\1 closer"),
+    (r"\b(get|come|go|move) close (to|on)\b", "\\1 closer \\2"),
     (r"\bpull up\b|\bbring up\b|\bput up\b|\bopen up\b|\bpop up\b|\bcall up\b",
      "show"),
 )]
@@ -1390,22 +1530,139 @@ def canonical(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+# Verbs that take "up" as a particle meaning "on screen" ("get the model up", "pop the CT up")
+# and verbs that take "down" as "off screen" ("take the model down"). Only when the words in
+# between are the object (no plane, number or rotation verb) and nothing after "up"/"down"
+# gives a step: "bring the axial up 20", "take it down a bit" stay moves.
+_SHOW_PARTICLE_VERBS = {"get", "bring", "put", "pull", "pop", "call", "load", "throw", "stick",
+                        "flash", "fire"}
+_HIDE_PARTICLE_VERBS = {"take", "bring", "put"}
+# What may follow a closing particle in the same clause ("get the model up for me please").
+_PARTICLE_TAIL = {"for", "me", "us", "please", "on", "the", "screen", "monitor", "display",
+                  "here", "there", "now", "again", "quickly", "real", "quick", "thanks", "so",
+                  "we", "i", "can", "see", "it", "as", "well", "too", "also", "right", "away",
+                  "thank", "you"}
+_CLAUSE_END = {",", "and", "then", "also", "after", "afterwards", "next", "plus"}
+# Words that end an object noun phrase ("and" does not: "put her age and gender up").
+_OBJECT_BREAKS = (_CLAUSE_END - {"and"}) | MOVE_VERBS | ROTATE_VERBS | HIDE_VERBS | {
+    "zoom", "show", "display", "open", "make", "go"}
+# Words that make "down" a step rather than a particle ("take it down a bit").
+_STEP_WORDS = {"a", "bit", "little", "slightly", "more", "further", "by", "some", "touch",
+               "tad", "notch", "another", "again", "lot"}
+
+
+def _particle_object(tokens: list[str], verb: int, particle: int) -> bool:
+    """Are the words between a phrasal verb and its particle an object to show or hide?"""
+    between = tokens[verb + 1:particle]
+    return len(between) <= 6 and not any(
+        t in PLANE_WORDS or t in DIRECTIONS or t in ROTATE_VERBS or t in NAMED_POS
+        or t in _OBJECT_BREAKS or _is_num(t) for t in between)
+
+
+def _closes_clause(tokens: list[str], i: int) -> bool:
+    """Does nothing after token i, up to the end of its clause, give a step or direction?"""
+    for t in tokens[i + 1:]:
+        if t in _CLAUSE_END:
+            return True
+        if t not in _PARTICLE_TAIL:
+            return False
+    return True
+
+
 def _drop_particles(tokens: list[str]) -> list[str]:
-    """Particles that are not directions ("turn it up" stays: it may be a rotation)."""
+    """Phrasal-verb particles that are not directions: "get the model up" shows the model,
+    "take the CT down" hides it ("turn it up" stays: it may be a rotation)."""
     out: list[str] = []
     for i, t in enumerate(tokens):
         prev = tokens[i - 1] if i else ""
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         if t == "up" and prev in _PARTICLE_VERBS - {"turn", "switch", "show"}:
             continue
-        # "get the 3D model up", "bring the CT up": a particle closing the clause
-        if t == "up" and nxt in ("", ",", "and", "then", "please", "as", "too", "also", "now") \
-                and any(
-                w in ("get", "bring", "put", "pull", "pop") for w in tokens[max(0, i - 5):i]) \
-                and not any(w in ROTATE_VERBS for w in tokens[max(0, i - 5):i]):
-            continue
+        if t == "down" and prev in _HIDE_PARTICLE_VERBS and out and out[-1] == prev:
+            end = next((k for k in range(i + 1, len(tokens)) if tokens[k] in _CLAUSE_END),
+                       len(tokens))
+            obj = tokens[i + 1:end]
+            if obj and _particle_object(tokens, i, end) and not set(obj) & _STEP_WORDS:
+                out[-1] = "hide"  # "take down the model"
+                continue
+        if t in ("up", "down") and _closes_clause(tokens, i):
+            verbs = _SHOW_PARTICLE_VERBS if t == "up" else _HIDE_PARTICLE_VERBS
+            j = next((k for k in range(i - 1, max(-1, i - 8), -1) if tokens[k] in verbs
+                      or tokens[k] in _OBJECT_BREAKS), -1)
+            if j >= 0 and tokens[j] in verbs and j < i - 1 and _particle_object(tokens, j, i):
+                if t == "down":
+                    k = len(out) - (i - j)
+                    out[k] = "hide"  # "take the model down" = hide the model
+                continue
         out.append(t)
     return out
+
+
+# Words that open an utterance without being part of the command ("right, zoom in",
+# "okay so show the CT", "perfect, now the model").
+_DISCOURSE = {"right", "okay", "ok", "alright", "so", "now", "well", "good", "great", "fine",
+              "perfect", "cool", "lovely", "excellent", "brilliant", "yes", "yeah", "yep",
+              "sure", "then", "oh", "hmm", "um", "uh", "erm", "anyway", "actually", "nice"}
+# Words that show the marker before them was not a command word ("right let us see the CT").
+_DISCOURSE_NEXT = _DISCOURSE - {"right"} | {"let", "lets", "can", "could", "would", "i", "we"}
+
+
+def _drop_discourse(tokens: list[str]) -> list[str]:
+    """Drop discourse markers opening the command. "right" stays a direction when it is
+    not followed by a pause or another marker, or when only directions and steps follow
+    ("right, right", "right, 20")."""
+    i = 0
+    while i < len(tokens) and tokens[i] in _DISCOURSE:
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if nxt == ",":
+            j = i + 2
+        elif nxt in _DISCOURSE_NEXT:
+            j = i + 1
+        else:
+            break
+        core = [t for t in tokens[j:] if t not in FILLER and t != "," and t not in _DISCOURSE]
+        if not core or tokens[i] == "right" and all(t in DIRECTIONS or _is_num(t)
+                                                    for t in core):
+            break
+        i = j
+    return tokens[i:]
+
+
+# Adjectives of manner or quality that say nothing the console can do ("nice and big",
+# "slow and steady", "big and clear"), and the size/manner words they pair with.
+_QUALITY_ADJ = {"nice", "good", "lovely", "real", "clear", "sharp", "crisp", "bright",
+                "steady", "easy", "gentle", "smooth", "tidy", "neat", "proper", "slow",
+                "slowly", "gently", "nicely", "clearly"}
+_SIZE_ADJ = ZOOM_IN_WORDS | ZOOM_OUT_WORDS | {"close", "wide", "centered", "centred", "high",
+                                              "low", "quick", "quickly", "tight"}
+_PAIR_FOLLOW = {"", ",", "please", "for", "now", "on", "then", "and", "thanks", "so", "if",
+                "again", "too", "as", "also", "in", "there", "here"}
+
+
+def _join_adjective_pairs(tokens: list[str]) -> list[str]:
+    """"nice and big" is one modifier, not two requests: keep the size word, drop "and" and
+    the quality words ("clear" would otherwise read as a verb: "make it big and clear")."""
+    out: list[str] = []
+    i = 0
+    n = len(tokens)
+    while i < n:
+        t = tokens[i]
+        if i + 2 < n and tokens[i + 1] == "and" and \
+                t in _QUALITY_ADJ | _SIZE_ADJ and tokens[i + 2] in _QUALITY_ADJ | _SIZE_ADJ \
+                and (t in _QUALITY_ADJ or tokens[i + 2] in _QUALITY_ADJ) and \
+                (tokens[i + 3] if i + 3 < n else "") in _PAIR_FOLLOW:
+            # "close" as an adjective is "closer" (as a verb it would hide)
+            out.extend("closer" if w == "close" else w for w in (t, tokens[i + 2])
+                       if w not in _QUALITY_ADJ)
+            i += 3
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
+def _prepare(text: str) -> list[str]:
+    """The tokens the grammar reads for a corrected command."""
+    return _drop_discourse(_join_adjective_pairs(_drop_particles(tokens_of(canonical(text)))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
@@ -1423,7 +1680,7 @@ class LexiconTier:
 
     # -- route -----------------------------------------------------------------------------
     def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
-        tokens = _drop_particles(tokens_of(canonical(corrected)))
+        tokens = _prepare(corrected)
         repeat_of = None
         step_override = None
         core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")]
@@ -1433,20 +1690,20 @@ class LexiconTier:
             if prev is not None:  # "20 more", "another 10"
                 step_override = int(next(t for t in core if _is_num(t)))
                 repeat_of = prev
-                tokens = _drop_particles(tokens_of(canonical(prev)))
+                tokens = _prepare(prev)
         reverse = False
         if "opposite" in core and set(core) <= {"opposite", "go", "move", "rotate", "turn",
                                                  "swing", "spin", "now", "please"}:
             prev = self._last_real(memory)
             if prev is not None:  # "now the other way"
                 reverse, repeat_of = True, prev
-                tokens = _drop_particles(tokens_of(canonical(prev)))
+                tokens = _prepare(prev)
         if tokens and repeat_of is None and _is_repeat(tokens):
             prev = self._last_real(memory)
             if prev is None:
                 return Analysis(corrected, [], None)  # nothing to repeat
             repeat_of = prev
-            tokens = _drop_particles(tokens_of(canonical(prev)))
+            tokens = _prepare(prev)
         clauses = split_clauses(tokens)
         routed: list[RoutedClause] = []
         for c in clauses:
@@ -1571,6 +1828,11 @@ class LexiconTier:
             if not steps:
                 leftovers.append("opposite")
         conf = self._confidence(steps, leftovers, sources, guessed)
+        if not has_domain_content(analysis.text, VOCABULARY) and not has_domain_content(
+                canonical(analysis.text), VOCABULARY):
+            # No word of the console at all ("give it a twirl", let through by the validator
+            # as command-shaped): whatever the grammar made of it is a guess for later tiers.
+            conf = min(conf, _UNFAMILIAR_CONF)
         agent = steps[0].action_id.split(".")[0] if steps else (
             analysis.agent or memory.last_agent)
         how = "; ".join(f"{rc.agent or '?'}<-{rc.source}" for rc in analysis.clauses)

@@ -55,6 +55,28 @@ _NUMERIC_LEADS = {
     "sagittal", "+", "-", "move", "go", "level", "position", "image", "frame", "step", "steps",
     "of", "is",
 }
+# Plane names are numeric leads ("axial one" = slice 1), but after a determiner the plane is
+# an adjective and "one" the noun it modifies: "the coronal one", "that axial one" (a view).
+_PLANE_NAMES = {"axial", "coronal", "sagittal"}
+_DETERMINERS = {
+    "the", "that", "this", "these", "those", "which", "what", "each", "either", "other",
+    "another", "a", "an", "your", "my", "our", "same",
+}
+# Words that may stand between a determiner and the plane in such a noun phrase.
+_NP_MODIFIERS = {"big", "small", "little", "large", "main", "other", "first", "same", "left",
+                 "right", "top", "bottom", "middle", "upper", "lower"}
+
+
+def _pronoun_after_plane(out: list[str]) -> bool:
+    """Is a "one" right after a plane name the pronoun of a noun phrase ("the coronal one")?"""
+    if not out or out[-1] not in _PLANE_NAMES:
+        return False
+    for tok in reversed(out[-4:-1]):
+        if tok in _DETERMINERS:
+            return True
+        if tok not in _NP_MODIFIERS:
+            return False
+    return False
 
 _CONTRACTIONS = [
     (re.compile(r"\b(can)'?t\b"), r"\1 not"),
@@ -180,7 +202,8 @@ def _numbers(tokens: list[str]) -> list[str]:
                     break
             prev = out[-1] if out else ""
             nxt = tokens[j] if j < n else ""
-            if (run == ["one"] and prev not in _NUMERIC_LEADS and prev not in _SIGN_WORDS
+            if (run == ["one"] and (prev not in _NUMERIC_LEADS or _pronoun_after_plane(out))
+                    and prev not in _SIGN_WORDS
                     and nxt not in ("time", "times", "slice", "slices", "step", "steps")):
                 out.append(tok)  # pronoun "one"
                 i += 1
@@ -659,7 +682,10 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"biopsy results?|histology|lactate|bicarbonate|electrolytes?",
      "that information is not in the patient sheet"),
     (r"cough\w*|bleed\w*|hemorrhag\w*|moving|awake|waking|crying|shivering|stable|unstable|"
-     r"is the patient ok(ay)?|how is the patient|desaturat\w*|hypotens\w*|tachycard\w*",
+     # "how is the patient" asks after her state; "how is the patient's lung capacity"
+     # asks for a field (the possessive is gone after normalisation)
+     r"is the patient ok(ay)?|how is the patient(?=$| ?,| doing| holding| tolerating| today| now)|"
+     r"desaturat\w*|hypotens\w*|tachycard\w*",
      "patient status is not something the console reports"),
     (r"lights?|lamp|bed|table|trendelenburg|thermostat|air conditioning|"
      r"room temperature|door|doors|curtain\w*",
@@ -731,14 +757,66 @@ def validate(text: str, extra_fields: Iterable[str] = (),
         if any(hit in e or e in hit for e in extras):
             continue
         return Validity(False, f"Out of scope: {why} ('{hit}').")
-    if not _has_domain_content(text, vocabulary) and not (
-            canonical and _has_domain_content(canonical, vocabulary)):
+    if not has_domain_content(text, vocabulary) and not (
+            canonical and has_domain_content(canonical, vocabulary)):
         m = _CHATTER.search(text)
         if m:
             return Validity(False, "Out of scope: that is conversation, not a console command "
                                    f"('{m.group(0)}').")
+        if sounds_like_command(text):
+            # "give it a twirl", "ease off a touch", "home position please": shaped like an
+            # order to the console in words the grammar does not know. The later tiers
+            # (paraphrase matcher, LLM) judge it; the grammar reads it with low confidence.
+            return Validity(True, UNFAMILIAR_REASON)
         return Validity(False, "Not a console command: it names nothing the console shows.")
     return Validity(True, "")
+
+
+UNFAMILIAR_REASON = "no console word: left to the paraphrase tiers"
+
+# First words that make a sentence a statement or a question rather than an order
+# ("is it warm in here", "we need a break", "let's take a short break").
+_NOT_IMPERATIVE = set(_words("""
+i we you he she they it its this that these those there here the a an my our your his her
+their is are was were am be been do does did have has had can could would will should shall
+may might must what who whom whose how why where when which let lets thank thanks hello hi
+hey good nice great wait hang sorry excuse
+"""))
+# Leading words skipped before the verb: fillers, politeness, and "can you …" frames.
+_LEAD_IN = set(_words("""
+um uh er erm hmm okay ok alright so now well please just and then also right yeah yes
+"""))
+_REQUEST_FRAMES = [("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"),
+                   ("can", "we"), ("could", "we"), ("would", "you", "mind")]
+# Objects that stand for what is on screen ("give it a twirl", "spin them round").
+_DISPLAY_PRONOUNS = {"it", "them", "that", "this", "everything", "things", "those", "these"}
+# Degree phrases that only make sense as an adjustment ("ease off a touch", "a tad more").
+_DEGREE = {"touch", "tad", "smidge", "smidgen", "notch", "hair", "fraction", "bit", "little",
+           "slightly", "nudge"}
+_PEOPLE = {"me", "us", "you", "him", "her", "them", "everyone", "anybody", "somebody",
+           "someone", "anyone", "everybody"}
+
+
+def sounds_like_command(text: str) -> bool:
+    """Is a sentence in unknown words shaped like an order to the console? An imperative
+    (no subject, no auxiliary or question word first) that acts on "it"/"them" or adjusts by
+    a degree ("a touch", "a tad"); an order to a person ("hand me the …", "give me a
+    moment", "wait a bit") is not."""
+    toks = [t for t in tokens_of(text) if t != ","]
+    while toks and toks[0] in _LEAD_IN:
+        toks = toks[1:]
+    for frame in _REQUEST_FRAMES:
+        if tuple(toks[:len(frame)]) == frame:
+            toks = toks[len(frame):]
+            break
+    if not toks or toks[0] in _NOT_IMPERATIVE or toks[0] in _EMPTY_WORDS:
+        return False
+    rest = toks[1:]
+    if rest and rest[0] in _PEOPLE - {"them"}:
+        return False  # "hand me the vessel loop", "give us a minute"
+    if rest and rest[0] in _DISPLAY_PRONOUNS:
+        return True
+    return any(t in _DEGREE for t in rest)
 
 
 # Words that make a sentence a console command even without a known object.
@@ -756,15 +834,22 @@ _CONTENT = DOMAIN_WORDS | {
     "fullscreen", "full", "lingula", "bronchial", "tilt", "freeze", "still", "planned",
     "cancer", "lesion", "mass", "fev1", "fvc", "dlco", "windpipe", "trachea",
     "demographics", "history", "static",
+    # where things are on screen ("home position please", "the usual layout")
+    "position", "positions", "layout", "orientation", "arrangement",
 }
 
 
-def _has_domain_content(text: str, vocabulary: frozenset[str] | set[str] = frozenset()) -> bool:
+def has_domain_content(text: str, vocabulary: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Does the text name anything of the console (a domain word, a grammar word, a number)?"""
     toks = tokens_of(text)
     return any(t in _CONTENT or t in vocabulary or _NUM_RE.match(t) for t in toks)
 
 
+_has_domain_content = has_domain_content  # the older private name
+
+
 __all__ = [
-    "DEFAULT_LEXICON", "DOMAIN_WORDS", "EMPTY_REASON", "CorrectionResult", "Lexicon", "Validity",
-    "correct", "is_empty", "normalize", "tokens_of", "validate",
+    "DEFAULT_LEXICON", "DOMAIN_WORDS", "EMPTY_REASON", "UNFAMILIAR_REASON", "CorrectionResult",
+    "Lexicon", "Validity", "correct", "has_domain_content", "is_empty", "normalize",
+    "sounds_like_command", "tokens_of", "validate",
 ]
