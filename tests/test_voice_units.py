@@ -624,20 +624,24 @@ def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
     class FakeModel:
         def __init__(self) -> None:
             self.prompts: list[str | None] = []
+            self.prefixes: list[str | None] = []
 
         def transcribe(self, x: np.ndarray, initial_prompt: str | None = None,
-                       **kw: Any) -> tuple[list, None]:
+                       prefix: str | None = None, **kw: Any) -> tuple[list, None]:
             self.prompts.append(initial_prompt)
-            text = " davinci, davinci, davinci," if initial_prompt else " Da Vinci, erase all."
+            self.prefixes.append(prefix)
+            text = " davinci, davinci, davinci," if initial_prompt else f" {prefix} erase all."
             return [SimpleNamespace(text=text, start=0.0, end=1.0, avg_logprob=-0.2,
                                     no_speech_prob=0.05, compression_ratio=1.1)], None
 
     stt = WhisperSTT(lock=None)
     stt._model = FakeModel()
     tr = stt.transcribe(tone(1.0))
-    assert tr.text == "Da Vinci, erase all." and tr.dropped[0] == "prompt-leak"
+    # the wake word heard first is kept as a forced prefix of the second decode
+    assert tr.text == "davinci, erase all." and tr.dropped[0] == "prompt-leak"
     assert tr.first_raw_text == "davinci, davinci, davinci,"
     assert stt._model.prompts[0] and stt._model.prompts[1] is None
+    assert stt._model.prefixes == [None, "davinci,"]
     assert tr.to_dict()["first_raw_text"]
 
 

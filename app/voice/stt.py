@@ -205,6 +205,12 @@ def _is_wake_chunk(chunk: str) -> bool:
     return len(chunk.split()) <= 3 and WakeWordSpotter().match(chunk).detected
 
 
+def _starts_with_wake(text: str) -> bool:
+    from app.voice.wakeword import WakeWordSpotter  # noqa: PLC0415
+
+    return WakeWordSpotter().match(text).detected
+
+
 def prompt_leak(text: str) -> bool:
     """Does the transcript look like the vocabulary prompt's *list* rather than speech?
 
@@ -361,7 +367,10 @@ class WhisperSTT:
             text, reasons = filter_segments(segments, level, cfg)
             retried = False
             if use_prompt and cfg.retry_on_prompt_leak and text and prompt_leak(text):
-                again = self._decode(x, None, cfg.hotwords)
+                # Heard the wake word first? Keep it as a forced prefix (Whisper then decodes
+                # the command after it, without the prompt's list bias); else hotwords only.
+                prefix = "davinci," if _starts_with_wake(text) else None
+                again = self._decode(x, None, cfg.hotwords, prefix=prefix)
                 text2, reasons2 = filter_segments(again, level, cfg)
                 if text2:
                     reasons = ["prompt-leak", *reasons2]
@@ -377,12 +386,13 @@ class WhisperSTT:
             tr.first_raw_text = first_raw
         return tr
 
-    def _decode(self, x: np.ndarray, initial_prompt: str | None,
-                hotwords: str | None) -> list[Segment]:
+    def _decode(self, x: np.ndarray, initial_prompt: str | None, hotwords: str | None,
+                prefix: str | None = None) -> list[Segment]:
         segs_iter, _info = self._model.transcribe(
             x, language=self.config.language, beam_size=self.config.beam_size,
             temperature=0.0, vad_filter=False, without_timestamps=True,
             condition_on_previous_text=False, initial_prompt=initial_prompt, hotwords=hotwords,
+            prefix=prefix,
             max_new_tokens=self.config.max_new_tokens,
             # The filters decide; Whisper's own skip rule would hide why text vanished.
             no_speech_threshold=None, log_prob_threshold=None, compression_ratio_threshold=None)
