@@ -183,8 +183,10 @@ def test_base_model_is_selectable(clips: dict[str, Path]) -> None:
 
 # ============================================================================ pipeline
 def _orchestrator() -> Any:
-    """The real Orchestrator with the fast interpreter (a tiny fake if it cannot be built)."""
+    """The real Orchestrator and registry with the fast interpreter's lexicon tier (the slower
+    semantic and LLM tiers are other tests' business: here the voice path is under test)."""
     try:
+        from app.agents.interpreter import FastInterpreter
         from app.agents.orchestrator import Orchestrator
         from app.core.registry import CommandRegistry
         from app.core.state import CaseContext, ConsoleState
@@ -193,7 +195,7 @@ def _orchestrator() -> Any:
         state.set_case(CaseContext(iv_size=(("axial", 128), ("coronal", 512),
                                             ("sagittal", 512)),
                                    tumor_lobes=("right_upper_lobe",)))
-        orch = Orchestrator(CommandRegistry(state))
+        orch = Orchestrator(CommandRegistry(state), interpreter=FastInterpreter())
         orch.handle_text("")  # builds the interpreter now, not inside the first voice command
         orch.reset()
         return orch

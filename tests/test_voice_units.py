@@ -949,6 +949,7 @@ def test_voice_cli_devices_text_and_no_microphone(tmp_path: Path, monkeypatch: p
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from app.voice.__main__ import main
 
+    monkeypatch.setenv("VISA_TIERS", "")  # the lexicon tier only: no model loads here
     _fake_devices(monkeypatch, [])
     assert main(["--list-devices"]) == 0
     assert "No audio devices were found." in capsys.readouterr().out
