@@ -872,6 +872,29 @@ def test_pipeline_transcribes_during_the_pause() -> None:
     assert next(e for e in events2 if e.type == EventType.STT_END).data["speculative"] is False
 
 
+def test_push_to_talk_barges_in_and_is_never_self_hearing() -> None:
+    speaker = Speaker(ToneEngine(4.0), player=NullPlayer(simulate=True), chime=False)
+    p, events = make_pipeline(["davinci, show the CT", "CT views shown"], tts=speaker)
+
+    def press() -> None:  # while the 4 s reply plays: the user presses and talks
+        deadline = time.monotonic() + 3
+        while p.listening != ListeningState.SPEAKING and time.monotonic() < deadline:
+            time.sleep(0.01)
+        p.push_to_talk(True)
+
+    x = np.concatenate([utterances(1.0), tone(0.5), silence(0.3)])
+    src = ArraySource(x, at={85: press, 100: lambda: p.push_to_talk(False)})
+    p._source = src
+    runs = p.run(src)
+    speaker.wait(5)
+    # the reply was cut off, and the push-to-talk command went through even though it
+    # repeats what the console was saying
+    assert [c[0] for c in p.handler.calls] == ["show the CT", "CT views shown"]
+    assert any(e.type == EventType.STOP and e.data.get("source") == "push-to-talk"
+               for e in events)
+    assert runs[-1].trigger == "push-to-talk" and runs[-1].outcome == "done"
+
+
 def test_pipeline_text_mode() -> None:
     p, events = make_pipeline([], mode="text")
     runs = p.run(["davinci, show the CT", "# a comment", "stop", "zoom in"])

@@ -629,8 +629,10 @@ class VoicePipeline:
                                        "audio": wav or self._clip_path,
                                        "speculative": spec is not None}, run)
 
-        # ---- 1. stop words, before anything else
-        guarded = self._utt_guarded or self.guard.is_guarded()
+        # ---- 1. stop words, before anything else. (A push-to-talk press is the user's own
+        # deliberate act: never taken for the console hearing itself.)
+        ptt = phase == "ptt"
+        guarded = not ptt and (self._utt_guarded or self.guard.is_guarded())
         if text and (is_stop_command(text) or
                      (guarded and contains_stop_word(text, ignore=self.guard.last_text))):
             interrupted = self.speaker.stop()
@@ -643,7 +645,7 @@ class VoicePipeline:
             return
 
         # ---- 2. the console hearing itself
-        if text and (guarded or self.guard.is_echo(text)):
+        if text and (guarded or (not ptt and self.guard.is_echo(text))):
             m = self.wake.match(text)
             barge_in = (guarded and m.detected and not self.guard.is_echo(text)
                         and not self.wake.match(self.guard.last_text).detected)
