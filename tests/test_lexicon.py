@@ -1267,14 +1267,126 @@ def test_grammar_review_fixes(setup, text, expected):
 
 def test_unknown_command_shaped_words_go_to_later_tiers_at_low_confidence(con):
     con.say("show the 3d model")
-    it = con.interp.interpret("give it a twirl", con.state, con.memory)
+    it = con.interp.interpret("give it a wiggle", con.state, con.memory)
     assert not it.valid and "names nothing" not in it.reason  # asked again, not rejected
     assert it.decision.confidence < 0.55
     stub = _StubTier(Decision(True, [Step("AR.ROTATE", {"direction": "horizontal"})], "AR",
                               0.9, "semantic"))
     interp = FastInterpreter(tiers=[stub])
-    it = interp.interpret("give it a twirl", con.state, con.memory)
+    it = interp.interpret("give it a wiggle", con.state, con.memory)
     assert stub.calls == 1 and it.valid and it.tier == "semantic"
     # clear OR chatter is still rejected before any tier is asked
     it = interp.interpret("hand me the vessel loop", con.state, con.memory)
     assert not it.valid and stub.calls == 1
+
+
+@pytest.mark.parametrize(
+    "setup, text, expected",
+    [
+        # particles that complete a removal carry over to the next part
+        ("show the ct | show the 3d model", "take away the scans and the model",
+         [("IV.REMOVE", {}), ("AR.REMOVE", {})]),
+        ("show the ct | show the 3d model", "turn off the ct and the model",
+         [("IV.REMOVE", {}), ("AR.REMOVE", {})]),
+        ("show the ct", "shut it down", [("IV.REMOVE", {})]),
+        ("show the 3d model", "bring it back up", [("AR.SHOW", {})]),
+        ("", "call up the scan", [("IV.SHOW_MOVE", {})]),
+        # degree nouns and intensifiers
+        ("show the ct", "up a touch", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct", "a tad to the left", [("IV.SHOW_MOVE", {"sagittal": "-10"})]),
+        ("show the ct", "down a notch", [("IV.SHOW_MOVE", {"axial": "-10"})]),
+        ("show the ct", "much higher", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct | move up", "higher still", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        ("show the ct", "a little bit more to the right", [("IV.SHOW_MOVE", {"sagittal": "+10"})]),
+        ("show the ct", "scroll all the way down", [("IV.SHOW_MOVE", {"axial": "min"})]),
+        ("show the ct", "about 40 slices to the right", [("IV.SHOW_MOVE", {"sagittal": "+40"})]),
+        ("show the ct", "somewhere around the middle", [("IV.SHOW_MOVE", {"axial": "middle"})]),
+        ("show the ct | move down", "about 20 more", [("IV.SHOW_MOVE", {"axial": "-20"})]),
+        ("show the 3d model | zoom in on the nodule", "closer still",
+         [("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+        ("show the 3d model", "rotate it around 30 degrees to the left",
+         [("AR.ROTATE", {"direction": "left"})]),
+        # the PFT named in breathing words alone
+        ("", "her breathing numbers please", [("IR.SHOW", {"fields": ["pft"]})]),
+        ("", "respiratory tests", [("IR.SHOW", {"fields": ["pft"]})]),
+        # wanting something back re-adds it; "back" with a step stays a direction
+        ("show the 3d model | hide the nodules", "I want the nodules back",
+         [("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})]),
+        ("show the ct | remove the ct", "bring the CT back", [("IV.SHOW_MOVE", {})]),
+        ("show the ct", "move the coronal back 10", [("IV.SHOW_MOVE", {"coronal": "-10"})]),
+        ("show the 3d model", "show me the back", [("AR.SHOW", {"view": "posterior"})]),
+        # negated requests remove
+        ("show the 3d model", "I don't need the right lower lobe",
+         [("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "remove"})]),
+        ("show the ct", "the ct is not needed", [("IV.REMOVE", {})]),
+        ("show the bmi", "no need for the patient info", [("IR.HIDE", {})]),
+        # phrasal idioms
+        ("show the 3d model", "make the model go away", [("AR.REMOVE", {})]),
+        ("show the ct | move up", "start the CT over", [("IV.RESET", {})]),
+        ("show the 3d model | rotate left | stop", "start spinning again",
+         [("AR.ROTATE", {"direction": "horizontal"})]),
+        ("show the 3d model | hide the nodules", "put the model back the way it started",
+         [("AR.RESET", {})]),
+        ("show the 3d model | zoom in on the nodule", "back off a little", [("AR.ZOOM_OUT", {})]),
+        ("show the 3d model | zoom in on the nodule | zoom in", "pull all the way back out",
+         [("AR.ZOOM_OUT", {}), ("AR.ZOOM_OUT", {})]),
+        ("show the 3d model | zoom in on the nodule", "and out again", [("AR.ZOOM_OUT", {})]),
+        ("show the 3d model", "give it a slow spin left to right",
+         [("AR.ROTATE", {"direction": "horizontal"})]),
+        ("show the 3d model", "tip the model upwards", [("AR.ROTATE", {"direction": "up"})]),
+        ("show the 3d model", "turn it so we face the front", [("AR.SHOW", {"view": "anterior"})]),
+        ("show the ct | zoom in on the axial", "back to the smaller layout", [("IV.ZOOM_OUT", {})]),
+        ("show the ct | zoom in on the axial", "go back to the three small pictures",
+         [("IV.ZOOM_OUT", {})]),
+        ("show the ct", "give me the soft tissue contrast",
+         [("IV.SHOW_MOVE", {"window": "soft_tissue"})]),
+        # questions
+        ("", "remind me what we're operating on her for", [("IR.SHOW", {"fields": ["diagnosis"]})]),
+        ("", "which part of the lung is the tumour in?",
+         [("IR.SHOW", {"fields": ["tumor_location"]})]),
+        ("show the 3d model", "is the nodule visible",
+         [("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})]),
+        # a remark before a request is dropped; "right" before a verb is a marker
+        ("show the 3d model", "that view is perfect, now zoom in on the nodule",
+         [("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+        ("show the 3d model", "the model is in the way, hide it", [("AR.REMOVE", {})]),
+        ("show the ct", "right, go left", [("IV.SHOW_MOVE", {"sagittal": "-10"})]),
+    ],
+)
+def test_more_phrasings_of_the_same_kinds(setup, text, expected):
+    con = Console()
+    for s in filter(None, (x.strip() for x in setup.split("|"))):
+        con.say(s)
+    assert con.say(text) == expected
+    assert con.last is not None and con.last.tier == "lexicon"
+
+
+@pytest.mark.parametrize("text", [
+    "the right upper lobe is really adherent today",
+    "the scan made it look much smaller",
+    "her lung function is borderline for this",
+    "I think the airway is a bit narrow there",
+    "we should have planned a segmentectomy instead",
+    "the nodule is tiny",
+])
+def test_statements_about_the_case_are_not_acted_on(text):
+    con = Console()
+    con.say("show the ct")
+    con.say("show the 3d model")
+    before = con.snap
+    assert con.say(text) == []
+    assert con.snap == before
+    d = LexiconTier().decide(text, con.state, con.memory)
+    assert d is not None and d.confidence < 0.55
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I need the coronal bigger", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+    ("we should zoom in on the axial", [("IV.ZOOM_IN_MOVE", {"plane": "axial"})]),
+    ("I'd love to see it from above", [("AR.SHOW", {"view": "superior"})]),
+])
+def test_first_person_requests_are_still_requests(text, expected):
+    con = Console()
+    con.say("show the ct")
+    con.say("show the 3d model")
+    assert con.say(text) == expected

@@ -124,10 +124,7 @@ def test_exemplar_phrases_are_unique_across_intents() -> None:
      [("IV.SHOW_MOVE", {"window": "lung"})]),
     ("show the 3D model", "let's look at the model from the back",
      [("AR.SHOW", {"view": "posterior"})]),
-    pytest.param("show the CT", "make the coronal one big",
-                 [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})],
-                 marks=pytest.mark.xfail(reason="normalize() reads 'coronal one' as slice 1 "
-                                                "before any tier sees it", strict=False)),
+    ("show the CT", "make the coronal one big", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
     ("show the CT", "make the coronal image nice and big",
      [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
     ("", "what did the lung function test show",
@@ -165,7 +162,8 @@ def test_more_paraphrases_map_to_the_right_plan(con: Console, setup: str, text: 
 def test_bare_paraphrase_resolves_to_the_remembered_agent(con: Console) -> None:
     con.say("show the 3D model")
     con.say("zoom in on the nodule")
-    assert con.say("back off a little") == [("AR.ZOOM_OUT", {})]
+    # (a phrasing the grammar does not read: "back off" is the grammar's own now)
+    assert con.say("widen out a touch") == [("AR.ZOOM_OUT", {})]
     assert con.last is not None and con.last.tier == "semantic"
     assert con.snap["ar"]["zoom_level"] == 0
 

@@ -17,6 +17,14 @@ Decisions taken where DESIGN §4 is silent (documented here, tested in tests/tes
 - "show the sagittal view" (a plane named, nothing moved) enlarges that plane.
 - Within one command, adjacent IR.SHOW (or AR.SHOW) steps merge into one step; CT moves stay
   one step per spoken part.
+- Phrasal verbs: "get/bring/pop/put the model up" shows it and "take/bring the CT down" hides
+  it, unless a plane is the object or a step follows ("bring the axial up 20" moves).
+- Another word for the same direction is emphasis, not a repetition ("a bit higher up" = one
+  step; "up up" = two); "right up to the top" is "all the way"; "further"/"farther" continue
+  in the named direction, else in the direction that plane last moved.
+- A remark about the case ("the right upper lobe is really adherent today") is read with a
+  confidence below the floor; before a request ("that view is perfect, now zoom in") it is
+  dropped. A leading "right,"/"okay,"/"so," is a discourse marker, not a direction.
 """
 
 from __future__ import annotations
@@ -90,7 +98,8 @@ _INDEX_NOUNS = {"slice", "number", "numbers", "position", "positions", "index", 
                 "indexes", "image", "coordinates", "coordinate"}
 # Words that hedge a number ("about 20", "20 or so"): the number is meant as said.
 _APPROXIMATORS = {"about", "around", "roughly", "approximately", "approx", "some", "like",
-                  "maybe", "say", "nearly", "almost", "circa", "or", "so", "ish"}
+                  "maybe", "say", "nearly", "almost", "circa", "or", "so", "ish", "somewhere",
+                  "near", "close"}
 REPEAT_COUNTS = {"once": 1, "twice": 2, "thrice": 3, "double": 2, "triple": 3}
 
 AR_VIEW_WORDS = {
@@ -105,7 +114,8 @@ AR_VIEW_WORDS = {
     "standard": "surgical", "console": "surgical",
 }
 ROTATE_VERBS = {"rotate", "rotation", "rotating", "rotated", "spin", "spinning", "swing",
-                "swivel", "revolve", "twist", "orbit", "turn", "turning", "roll", "tilt"}
+                "swivel", "revolve", "twist", "orbit", "turn", "turning", "roll", "tilt", "tip",
+                "pivot", "twirl", "whirl"}
 ROTATE_DIRS = {
     "left": "left", "right": "right", "up": "up", "down": "down", "upward": "up",
     "upwards": "up", "downward": "down", "downwards": "down", "horizontal": "horizontal",
@@ -231,6 +241,9 @@ MOVE_VERBS = {"move", "go", "scroll", "step", "jump", "navigate", "shift", "slid
               "raise", "elevate"}
 QUESTION_WORDS = {"what", "how", "where", "which", "who", "when", "whats", "is", "are", "does",
                   "do", "can", "could"}
+# The words of a negated request ("I don't need …", "no longer needed"), read by hide.
+_NEGATION = {"not", "no", "longer", "anymore", "needed", "required", "necessary", "wanted",
+             "need", "want", "any", "more", "show", "display", "see"}
 REPEAT_WORDS = {"again", "more", "repeat", "another", "further", "same", "keep", "continue"}
 
 # Words with no meaning of their own here: never counted as left over.
@@ -426,6 +439,10 @@ def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
                 else ["zoom", "in"]
         if t in ("rotate", "turn", "spin") and not generic_only:
             return [t]
+        if t in ("off", "away", "rid"):
+            # "take away the scans and the model", "turn off the CT and the model": the
+            # particle made the verb a removal, so the later part is removed too
+            return ["remove"]
         if t in _GENERIC_VERBS and t not in ("what", "how", "where", "which", "who", "when"):
             return [t]
         if t in ("what", "how", "where", "which") and not generic_only:
@@ -446,14 +463,15 @@ IV_STRONG = set(PLANE_WORDS) | {"images", "imaging", "pictures", "films", "chest
                                 "radiographs", "tomography", "ct", "scan", "scans", "slice",
                                 "slices", "plane", "planes",
                                 "window", "mediastinum", "mediastinal", "mpr", "dicom",
-                                "radiology", "cts", "level", "windowing"}
+                                "radiology", "cts", "level", "windowing", "layout", "grid"}
 AR_STRONG = set(STRUCT_WORDS) | {"tumorlobe", "bronchial", "3d", "model", "anatomy",
                                  "reconstruction", "rendering",
                                  "hologram", "lobe", "lobes", "lung", "lungs", "structures",
                                  "structure", "rotate", "rotation", "spin", "swing",
                                  "vertically", "horizontally", "lobar", "segmentation",
                                  "rotating", "spinning", "swivel", "revolve", "twist", "orbit",
-                                 "tilt", "clockwise", "counterclockwise", "anticlockwise",
+                                 "tilt", "tip", "pivot", "twirl", "whirl", "clockwise",
+                                 "counterclockwise", "anticlockwise",
                                  "readd"}
 
 
@@ -468,9 +486,11 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
                                   "record") else 3
         if w in IV_STRONG:
             s["IV"] += 2 if w in ("level", "images", "imaging", "pictures", "films",
-                                  "chest") else 3
-        if w in AR_STRONG:
+                                  "chest", "layout", "grid") else 3
+        if w in AR_STRONG and w != "readd":
             s["AR"] += 3
+    if "readd" in ws and s["IR"] == 0 and s["IV"] == 0:
+        s["AR"] += 3  # "bring it back" after the model; "bring the CT back" is the CT's
     if _PFT_RE.search(text):
         s["AR"] -= 3
         s["IR"] += 1
@@ -479,7 +499,9 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
         s["AR"] = max(0.0, s["AR"] - 3)
         s["IR"] = max(0.0, s["IR"] - 3)
     if re.search(r"\btumor (location|site|position)|\b(location|site) of( the)? tumor"
-                 r"|\bwhich lobe|\bwhat lobe", text):
+                 r"|\b(which|what) (lobe|part|side|area|region|segment|portion)", text) and \
+            re.search(r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) or \
+            re.search(r"\b(which|what) lobe\b", text):
         s["AR"] = max(0.0, s["AR"] - 3)
         s["IR"] += 2
     if re.search(r"\b(small|three|3|smaller|all|multiple|multi) (views?|panels?|windows?)", text):
@@ -505,7 +527,8 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
     if re.search(r"\bturn(ing)? (it|the model|this|that)? ?(to the )?(left|right|up|down|around)"
                  r"\b", text):
         s["AR"] += 3
-    if re.search(r"\b(where|which lobe|which side|what side|which lung)\b", text) and re.search(
+    if re.search(r"\bwhere\b|\b(which|what) (lobe|side|lung|part|area|region|segment|"
+                 r"portion|bit)\b", text) and re.search(
             r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) and not re.search(
             r"\b(3d|model|anatomy|reconstruction)\b", text):
         s["IR"] += 3  # "where is the tumour?" asks for the tumour location field
@@ -559,7 +582,13 @@ def clause_intent(c: Clause) -> str:
     hide_words = {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
                   "exclude", "deactivate", "wipe", "eliminate", "drop", "lose", "cancel", "kill",
                   "unshow"}
-    if s & hide_words or ("without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
+    # "I don't need the right lower lobe", "no need for the CT any more": not wanting
+    # something shown is asking for it to go
+    negated = re.search(r"\b(do|does|did|will|would) not (want|need|show|display|see|require|"
+                        r"have)\b|\bno (longer )?need (for|of)\b|\bnot (needed|required|"
+                        r"necessary|wanted)\b|\bno longer (want|need)\b", text)
+    if s & hide_words or negated or (
+            "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
             re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
                       r"\btake away\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
                       r"\b(turn|switch) (it |them |\w+ )?off\b", text):
@@ -650,8 +679,8 @@ def _direction_role(toks: list[str], i: int) -> str:
     if t == "right" and nxt in DIRECTIONS and nxt not in ("right", "left"):
         # "right up to the top", "right down to the bottom": "right" means "all the way"
         return "modifier" if _direction_role(toks, i + 1) == "target" else "move"
-    if t == "right" and heads_for:
-        return "modifier"  # "go right to the end"
+    if t == "right" and heads_for and not _is_num(after[0]):
+        return "modifier"  # "go right to the end" ("right to 300" may be the sagittal)
     if t == "back" and nxt in DIRECTIONS and nxt != "back" and DIRECTIONS[nxt][0] != "coronal":
         # "go back up" is up again, unless the coronal plane is named ("back up 10 on the
         # coronal": back is the direction, up the particle of "back up")
@@ -739,9 +768,10 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                     sign, absolute_hint = None, True
             elif pending and not pending_filled:
                 sign = dsign  # "move axial up 20": the plane is named, the word gives the sign
-            elif (orphans and orphans[-1][0] == i - 1 - (prev in ("slices", "slice", "steps"))
-                  and isinstance(orphans[-1][1], int)):
-                _, v = orphans.pop()  # "20 slices up"
+            elif (orphans and isinstance(orphans[-1][1], int) and all(
+                    x in ("slices", "slice", "steps", "to", "the", "towards", "toward")
+                    for x in toks[orphans[-1][0] + 1:i])):
+                _, v = orphans.pop()  # "20 slices up", "40 slices to the right"
                 dir_events.append([dplane, dsign, 1, v, i])
             elif dir_events and dir_events[-1][0] == dplane and dir_events[-1][1] == dsign \
                     and dir_events[-1][3] is None and dir_events[-1][4] == i - 1:
@@ -821,6 +851,10 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 t in ("middle", "mid", "lower", "upper") and nxt in ("lobe", "lobes")) and not (
                 t in ("first", "last") and nxt in ("command", "one", "time")):
             c.use(i)
+            k = i - 1
+            while k >= 0 and (toks[k] in _APPROXIMATORS or toks[k] == "the"):
+                c.use(k)  # "somewhere around the middle"
+                k -= 1
             if nxt in ("slice", "slices", "image", "plane", "position", "level", "point"):
                 c.use(i + 1)
             named = NAMED_POS[t]
@@ -880,7 +914,8 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
 
 def _window(c: Clause) -> str | None:
     for i, t in enumerate(c.toks):
-        if t in ("window", "windowing", "preset", "setting", "settings", "kernel") and i > 0:
+        if t in ("window", "windowing", "preset", "presets", "setting", "settings", "kernel",
+                 "contrast", "windows", "level", "mode") and i > 0:
             j = i - 1
             if c.toks[j] in WINDOWS:
                 c.use(i, j)
@@ -893,11 +928,13 @@ def _window(c: Clause) -> str | None:
 
 def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     c.use_words({"ct", "scan", "scans", "cts", "views", "view", "image", "images", "mpr",
-                 "dicom", "plane", "planes", "slice", "slices", "radiology", "screen",
+                 "dicom", "plane", "planes", "slice", "slices", "radiology", "screen", "layout",
+                 "grid",
                  "imaging", "pictures", "films", "chest", "radiograph", "radiographs",
                  "tomography", "of"})
     if intent == "hide":
-        c.use_words(HIDE_VERBS | {"all", "everything", "turn", "switch", "take", "get"})
+        c.use_words(HIDE_VERBS | _NEGATION | {"all", "everything", "turn", "switch", "take",
+                                              "get"})
         ctx.iv_mode = "none"
         return [Step("IV.REMOVE", {})]
     if intent == "reset":
@@ -951,6 +988,8 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     c.use_words(SHOW_VERBS | MOVE_VERBS | {"it", "them", "all", "planes", "everything", "on",
                                             "up", "very", "back", "slices", "steps"}
                 - {"what", "where"})
+    if moves and any(t in DIRECTIONS for t in c.toks):
+        c.use_words({"more", "towards", "toward"})  # "a bit more to the right"
     if c.has("what", "where", "how") and (moves or c.has("ct", "scan")):
         c.use_words({"what", "where", "how", "whats"})
     params = dict(moves)
@@ -1097,12 +1136,17 @@ def _ar_view(c: Clause) -> str | None:
             if i + 1 < len(toks) and toks[i + 1] in AR_VIEW_WORDS and t != "side":
                 c.use(i, i + 1)
                 return AR_VIEW_WORDS[toks[i + 1]]
-    m = re.search(r"\b(see|show|view) (me )?(the |its |it from the )?(back|front|top|bottom|"
+    m = re.search(r"\b(see|show|view|face) (me )?(the |its |it from the )?(back|front|top|bottom|"
                   r"underside|rear|left side|right side)\b", text)
-    if m and re.search(r"\b(turn|rotate|spin|so|can|view|look)\b", text):
+    after = text[m.end():].split()[:1] if m else []
+    # "turn it so we see the back"; or the side named as all there is to see ("show me the
+    # back", "see the back of the model"), not a part of something ("the back lobes")
+    if m and (re.search(r"\b(turn|rotate|spin|so|can|view|look)\b", text)
+              or not after or after[0] in ("of", "side", "view", ",", "please", "now", "and",
+                                           "then", "too")):
         word = m.group(4).split()[0]
         c.use(toks.index(word))
-        c.use_words({"see", "so", "turn", "rotate", "side", "underside", "view"})
+        c.use_words({"see", "so", "turn", "rotate", "side", "underside", "view", "face"})
         return AR_VIEW_WORDS.get(word, "inferior")
     if re.search(r"\b(from|at) the side\b|\bside view\b|\blateral view\b|\bfrom the lateral\b",
                  text):
@@ -1173,10 +1217,17 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             direction = "vertical"
         else:
             for i, t in enumerate(c.toks):
+                nxt = c.toks[i + 1] if i + 1 < len(c.toks) else ""
+                if t == "around" and (_is_num(nxt) or nxt in ("by", "about")):
+                    c.use(i)  # "around 30 degrees to the left": an approximate angle
+                    continue
                 if t in ROTATE_DIRS:
                     direction = ROTATE_DIRS[t]
                     c.use(i)
                     break
+            for i, t in enumerate(c.toks):
+                if t in ("degrees", "degree") and i and _is_num(c.toks[i - 1]):
+                    c.use(i - 1, i)  # the swing angle is fixed (DESIGN §4)
         if direction is None:
             view = _ar_view(c)
             if view is None:
@@ -1201,7 +1252,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         _repeat_count(c)
         return [Step("AR.ROTATE", {"direction": direction})]
     if intent == "hide":
-        c.use_words(HIDE_VERBS | {"turn", "switch", "take", "get", "the"})
+        c.use_words(HIDE_VERBS | _NEGATION | {"turn", "switch", "take", "get", "the"})
         keys = ar_structures(c, tumor_lobes)
         if keys and not c.has("everything"):
             return [Step("AR.SHOW", {"structures": _expand(keys), "op": "remove"})]
@@ -1238,7 +1289,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                            "readd"}) \
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
             or c.use_phrase(("along", "with"))
-        question = (c.has("where", "which") or any(c.find_phrase(q) >= 0 for q in (
+        question = (c.has("where", "which") or bool(c.toks) and c.toks[0] in ("is", "are")
+                    or any(c.find_phrase(q) >= 0 for q in (
             ("is", "there"), ("are", "there"), ("do", "we", "see"), ("can", "you", "see"),
             ("do", "you", "see")))) and not c.has("show", "display")
         # "show the model and the airway": the model as it is, plus the airway
@@ -1247,7 +1299,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             params["op"] = "add"
         if question:
             c.use_words({"where", "which", "is", "are", "located", "find", "on",
-                         "in"})
+                         "in", "side", "part", "area", "region", "of", "visible", "shown",
+                         "showing", "displayed", "there"})
     if view is None and not keys:
         # bare view/direction words in an AR clause: "anterior", "from the top"
         for i, t in enumerate(c.toks):
@@ -1334,7 +1387,8 @@ def ir_fields(c: Clause) -> list[str] | None:
                       "position", "side", "which")):
             out.append("tumor_location")
             c.use_words({"tumor", "tumors", "location", "where", "site", "located", "lobe",
-                         "position", "nodule", "side", "which", "lung", "in", "on"})
+                         "position", "nodule", "side", "which", "lung", "in", "on", "part",
+                         "area", "region", "segment", "portion"})
         elif t == "where" and c.has("tumor", "nodule", "lesion", "cancer", "mass"):
             out.append("tumor_location")
             c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
@@ -1361,7 +1415,8 @@ def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         return [Step("IR.RESET", {})]
     fields = ir_fields(c)
     if intent == "hide":
-        c.use_words(HIDE_VERBS | {"turn", "switch", "take", "get", "all", "everything"})
+        c.use_words(HIDE_VERBS | _NEGATION | {"turn", "switch", "take", "get", "all",
+                                              "everything"})
         if fields and set(fields) != set(IR_ALL_FIELDS):
             return [Step("IR.SHOW", {"fields": fields, "op": "remove"})]
         return [Step("IR.HIDE", {})]
@@ -1400,6 +1455,7 @@ class Analysis:
     repeat_of: str | None = None  # a repeat ("again") resolved to this earlier command
     step_override: int | None = None  # "20 more": the repeated move with this step
     reverse: bool = False  # "the other way": the repeated move or swing, reversed
+    statement: bool = False  # a remark about the case rather than a request
 
     @property
     def agent(self) -> str | None:
@@ -1440,7 +1496,9 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bfull screen\b|\bfull size\b|\bwhole screen\b", "fullscreen"),
     (r"\bblow (it |this |that )?up\b", "enlarge"),
     (r"\bclose up\b|\bcloser look\b", "closer"),
-    (r"\b(all )?(3|three) (small )?(views|panels|images)\b(?! (to|at) )", "small views"),
+    # the three-view layout in any display noun ("the three small pictures", "3 panes")
+    (r"\b(all )?(the )?(3|three) (small |little |smaller )?(views|panels|images|pictures|panes|"
+     r"tiles|windows|frames|boxes|screens)\b(?! (to|at) )", "small views"),
     (r"\b(all )?(the )?(3|three) planes\b(?= (to|at|by|up|down|left|right|forward|back|"
      r"middle|center|[+-]?\d))", "all planes"),
     (r"\b(all )?(3|three) (small )?planes\b", "small views"),
@@ -1450,11 +1508,27 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bmake it stop\b|\bstop it\b", "stop"),
     (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
     (r"\b(disappear|vanish)\b", "hide"),
-    (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b",
-     "zoom out"),
+    # "make the model go away", "make it vanish": hide (not "go away" = zoom out)
+    (r"\bmake ((the |it |them |that |this |those )?(\w+ ){0,3})(go away|disappear|vanish)\b",
+     "hide \\1"),
+    (r"\b(pull|go|come|zoom|back) ?(all the way|right) (back )?out\b", "zoom out fully"),
+    (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b|"
+     r"\b(back|ease|pull) off\b|\bease (it )?back\b", "zoom out"),
     (r"\b(bring|put|add|get) back\b", "readd"),
-    (r"\b(put|bring|get) ((the |them |it |that |those )?(\w+ ){0,2})back\b(?! to)",
+    (r"\b(put|bring|get) ((the |them |it |that |those |all )?(\w+ ){0,4})back\b(?! to)",
      "readd \\2"),
+    # "I want the nodules back", "can I have her BMI back": wanting a thing back re-adds it
+    # ("move the coronal back 10" is a direction: a step or a target follows)
+    (r"\b(want|need|have|give me|show me|show|display|restore) ((?:it |them |that |those |"
+     r"everything |(?:(?:the|her|his|all|all the|those|these) )?(?:(?!(?:to|see|look|at|the|a|an|"
+     r"me|us|from|of)\b)\w+ ){1,3}))back\b(?! (of|to|by|\d|a |up|down|slightly|further|more))",
+     "readd \\2"),
+    # "start the CT over", "begin it again": reset that thing
+    (r"\b(start|begin) ((the |it |them |that |this )?((?!(rotat|spin|turn|swing|mov|scroll)\w*)"
+     r"\w+ ){0,2})(over|again|afresh)\b", "reset \\2"),
+    (r"\b(back )?(the way|how) (it|they|things|everything) (was|were|started|began|looked)"
+     r"( at the start| originally| before| at first)?\b", "reset"),
+    (r"\boperat(ed|ing|e) (on (her|him|them|the patient|this patient) )?for\b", "diagnosis"),
     (r"\b(3|three) ?dimensional\b|\b3 dimension\b", "3d"),
     (r"\btowards? the (head|top)\b|\bcranially\b", "up"),
     (r"\btowards? the (feet|foot|legs|bottom)\b|\bcaudally\b", "down"),
@@ -1471,8 +1545,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bdefault view\b|\bnormal view\b|\bstandard view\b|\bhome view\b",
      "surgical view"),
     (r"\boperated (for|on for)\b", "diagnosis"),
-    (r"\bwhat is wrong with (the patient|her|him|them)\b|\bwhy (is|are|does|do) (she|he|the patient|they|we)\b[^,]*\b"
-     r"(surgery|operation|procedure|operated|here|having)\b", "diagnosis"),
+    (r"\bwhat is wrong with (the patient|her|him|them)\b|\bwhy (is|are|does|do|were|was) (she|he|the patient|they|we)\b[^,]*\b"
+     r"(surgery|operation|procedure|operated|operating|operate|here|having)\b", "diagnosis"),
     (r"\bback to (normal|default|defaults|the default|the beginning|start|original)\b|"
      r"\bstart over\b|\bfrom scratch\b", "reset"),
     (r"\bupside down\b|\bflip (it |the model |this )?(over|around)?\b|\bhead over heels\b",
@@ -1494,6 +1568,27 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      r"the (tumor|nodule|lesion|cancer)\b",
      "tumorlobe"),
     (r"\b3d lungs?\b", "3d"),
+    # a bare "in"/"out" after zooming ("and out again", "in a bit more") zooms
+    (r"^((and|now|then|okay|ok|so) )*(in|out)\b(?=(( again| a bit| a little| more| further|"
+     r"| please| then| once more))*$)", "zoom \\3"),
+    # a sweep from one side to the other is the full turn on that axis
+    (r"\b(spin|rotate|turn|swing|twirl|roll|rock|tip|swivel|spinning|rotating)\b(.*?)\b(from )?"
+     r"(left to right|right to left|side to side)\b", "\\1\\2 horizontally"),
+    (r"\b(spin|rotate|turn|swing|twirl|roll|rock|tip|swivel|spinning|rotating|flip)\b(.*?)"
+     r"\b(from )?(top to bottom|bottom to top|up and down|head to toe|end over end)\b",
+     "\\1\\2 vertically"),
+    (r"\bwould (love|like) to\b", "want to"),
+    # degree nouns are "a bit" ("up a touch", "a tad to the left", "down a notch"); an
+    # intensifier before a comparative or direction, or "still" after one, adds nothing
+    (r"\ba (touch|tad|smidge|smidgen|hair|fraction|notch|wee bit|little bit|tiny bit)\b",
+     "a bit"),
+    (r"\b(a lot|lots|much|(?<!the )way|loads|a good bit|a fair bit) (?=(further|farther|more|higher|"
+     r"lower|closer|bigger|smaller|larger|up|down|left|right|back|forward|in|out)\b)", ""),
+    (r"\b(closer|further|farther|higher|lower|bigger|smaller|larger|more) still\b", "\\1"),
+    # "breathing tests", "respiratory numbers": the PFT, named without a console word
+    (r"\b(breathing|respiratory|spirometric|ventilatory) (function )?(tests?|testing|"
+     r"values?|results?|numbers?|measurements?|stud(y|ies)|figures?|scores?|readings?|"
+     r"parameters?|data)\b", "pft"),
     # "close" after a degree word or "in" is the adjective ("get in close", "really close
     # on the nodule"), not the verb that hides; "close in on" zooms
     (r"\bclose in (on|to|toward|towards)\b", "zoom in \\1"),
@@ -1535,8 +1630,8 @@ def canonical(text: str) -> str:
 # between are the object (no plane, number or rotation verb) and nothing after "up"/"down"
 # gives a step: "bring the axial up 20", "take it down a bit" stay moves.
 _SHOW_PARTICLE_VERBS = {"get", "bring", "put", "pull", "pop", "call", "load", "throw", "stick",
-                        "flash", "fire"}
-_HIDE_PARTICLE_VERBS = {"take", "bring", "put"}
+                        "flash", "fire", "readd"}
+_HIDE_PARTICLE_VERBS = {"take", "bring", "put", "shut", "close"}
 # What may follow a closing particle in the same clause ("get the model up for me please").
 _PARTICLE_TAIL = {"for", "me", "us", "please", "on", "the", "screen", "monitor", "display",
                   "here", "there", "now", "again", "quickly", "real", "quick", "thanks", "so",
@@ -1620,8 +1715,10 @@ def _drop_discourse(tokens: list[str]) -> list[str]:
         else:
             break
         core = [t for t in tokens[j:] if t not in FILLER and t != "," and t not in _DISCOURSE]
-        if not core or tokens[i] == "right" and all(t in DIRECTIONS or _is_num(t)
-                                                    for t in core):
+        verb = any(t in MOVE_VERBS or t in SHOW_VERBS or t in ROTATE_VERBS or t == "go"
+                   for t in tokens[j:])
+        if not core or tokens[i] == "right" and not verb and all(
+                t in DIRECTIONS or _is_num(t) for t in core):
             break
         i = j
     return tokens[i:]
@@ -1660,6 +1757,60 @@ def _join_adjective_pairs(tokens: list[str]) -> list[str]:
     return out
 
 
+# A statement about the case ("the right upper lobe is really adherent today", "her lung
+# function is borderline") names console things without asking for anything. Its shape: a
+# subject noun phrase opened by a determiner, then a finite verb; or "I"/"we" with a verb of
+# thinking or narrating. Requests with "I"/"we" use wanting verbs ("I need the coronal big").
+_SUBJECT_DETERMINERS = {"the", "that", "this", "these", "those", "her", "his", "its", "our",
+                        "their", "my", "your"}
+_FINITE_VERBS = set(_words("""
+is are was were looks look looked seems seem seemed feels feel felt made makes has have had
+match matches matched came comes went goes did does will would should could might must
+appears appeared showed shows gets got
+"""))
+# Words that are verbs of ours but nouns after a determiner ("that view is perfect").
+_VERB_NOUNS = {"view", "views", "display", "scan", "set", "step", "position", "slide", "turn",
+               "head", "center", "centre", "change", "switch", "roll", "tip", "flip", "page"}
+_FIRST_PERSON = {"i", "we"}
+_AUXILIARIES = {"would", "will", "am", "are", "do", "did", "really", "just", "also", "still",
+                "now", "definitely", "probably", "all"}
+_THINKING_VERBS = set(_words("""
+think thought guess believe reckon suppose feel felt know knew expect expected wonder hope
+should checked went got had was were love loved hate planned said told saw
+"""))
+_STATEMENT_QUESTION_WORDS = {"what", "which", "where", "how", "when", "who", "whats"}
+
+
+def _is_statement(tokens: list[str]) -> bool:
+    """Is the command's first part a statement rather than a request (see above)?"""
+    first: list[str] = []
+    for t in tokens:
+        if t == ",":
+            break
+        first.append(t)
+    if not first or set(first) & _STATEMENT_QUESTION_WORDS or "not" in first:
+        return False  # a question, or "the CT is not needed" (a negated request)
+    if first[0] in _SUBJECT_DETERMINERS:
+        for t in first[1:8]:
+            if t in _FINITE_VERBS:
+                return True
+            if (t in SHOW_VERBS - QUESTION_WORDS or t in MOVE_VERBS or t in ROTATE_VERBS) \
+                    and t not in _VERB_NOUNS:
+                return False  # "the model, rotate it" / "the CT put up"
+        return False
+    if first[0] in _FIRST_PERSON:
+        rest = [t for t in first[1:] if t not in _AUXILIARIES]
+        if not rest:
+            return False
+        verb, nxt = rest[0], rest[1] if len(rest) > 1 else ""
+        if verb == "should" and nxt != "have":
+            return False  # "we should zoom in": a suggestion is a request
+        if verb in ("love", "hate") and nxt == "to":
+            return False  # "I'd love to see the model"
+        return verb in _THINKING_VERBS or verb == "are" and nxt not in ("done", "finished")
+    return False
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
     return _drop_discourse(_join_adjective_pairs(_drop_particles(tokens_of(canonical(text)))))
@@ -1683,7 +1834,8 @@ class LexiconTier:
         tokens = _prepare(corrected)
         repeat_of = None
         step_override = None
-        core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")]
+        core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")
+                and t not in _APPROXIMATORS]
         if len(core) == 2 and any(_is_num(t) and t[0] not in "+-" for t in core) and \
                 set(core) & {"more", "another", "further", "again"}:
             prev = self._last_real(memory)
@@ -1704,6 +1856,14 @@ class LexiconTier:
                 return Analysis(corrected, [], None)  # nothing to repeat
             repeat_of = prev
             tokens = _prepare(prev)
+        statement = _is_statement(tokens)
+        if statement:
+            # "that view is perfect, now zoom in": a remark before the request is no part of
+            # it; a remark alone is kept (and read with low confidence)
+            cut = tokens.index(",") if "," in tokens else -1
+            rest = tokens[cut + 1:] if cut >= 0 else []
+            if rest and _has_head(rest) and not _is_statement(rest):
+                tokens, statement = rest, False
         clauses = split_clauses(tokens)
         routed: list[RoutedClause] = []
         for c in clauses:
@@ -1716,7 +1876,7 @@ class LexiconTier:
             if rc.source in ("state", "guess") and nxt is not None and nxt.agent and \
                     nxt.source == "words" and rc.intent in CAPABLE[nxt.agent]:
                 rc.agent, rc.source = nxt.agent, "lookahead"
-        return Analysis(corrected, routed, repeat_of, step_override, reverse)
+        return Analysis(corrected, routed, repeat_of, step_override, reverse, statement)
 
     @staticmethod
     def _last_real(memory: Memory) -> str | None:
@@ -1765,7 +1925,8 @@ class LexiconTier:
             bare = {t for t in c.toks if t not in FILLER}
             bare -= SHOW_VERBS - QUESTION_WORDS
             if last == "AR" and bare and bare <= _BARE_DIRECTION | {
-                    "view", "side", "more", "from", "look", "change", "switch", "go", "turn"} \
+                    "view", "side", "more", "from", "look", "change", "switch", "go", "turn",
+                    "face", "facing"} \
                     and not before:
                 return "AR", "memory"
             if before and before[-1].agent == "AR" and bare <= _BARE_DIRECTION | {
@@ -1828,10 +1989,17 @@ class LexiconTier:
             if not steps:
                 leftovers.append("opposite")
         conf = self._confidence(steps, leftovers, sources, guessed)
+        if analysis.statement:
+            # A remark about the case, not a request: the grammar does not act on it alone.
+            conf = min(conf, _UNFAMILIAR_CONF)
+            ctx.notes.append("reads as a statement, not a request")
         if not has_domain_content(analysis.text, VOCABULARY) and not has_domain_content(
-                canonical(analysis.text), VOCABULARY):
+                canonical(analysis.text), VOCABULARY) and (leftovers or any(
+                rc.intent not in ("hide", "zoom_in", "zoom_out", "rotate", "reset")
+                for rc in analysis.clauses)):
             # No word of the console at all ("give it a twirl", let through by the validator
-            # as command-shaped): whatever the grammar made of it is a guess for later tiers.
+            # as command-shaped): unless a phrasal verb fully read says what to do ("take it
+            # away"), whatever the grammar made of it is a guess for the later tiers.
             conf = min(conf, _UNFAMILIAR_CONF)
         agent = steps[0].action_id.split(".")[0] if steps else (
             analysis.agent or memory.last_agent)

@@ -703,6 +703,7 @@ _OOS_RE = [(re.compile(rf"\b(?:{pat})\b"), why) for pat, why in _OUT_OF_SCOPE]
 # Phrases of ours that contain an out-of-scope word ("bone window", "lung volume").
 _RESCUE = re.compile(
     r"\b(bone|soft tissue|mediastin\w*) (window|preset|setting)|\bpage (up|down)\b|"
+    r"\bcall (it |them |\w+ |the \w+ )?up\b|"
     r"\b(lung|tumou?r|nodule|ct) volume|\b(keep|stop|start) moving|\bmoving (the|to)\b|"
     r"\bstop the (rotation|spinning)|\bport(s)? view\b|"
     r"\bhow long\b.*\b(slice|axial|coronal|sagittal)")
