@@ -1390,3 +1390,38 @@ def test_first_person_requests_are_still_requests(text, expected):
     con.say("show the ct")
     con.say("show the 3d model")
     assert con.say(text) == expected
+
+
+@pytest.mark.parametrize(
+    "setup, text, expected",
+    [
+        # colloquial verbs of removing and moving are verbs of their class
+        ("show the bmi", "bin the info panel", [("IR.HIDE", {})]),
+        ("show the 3d model", "ditch the left lung",
+         [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "remove"})]),
+        ("show the ct | move down 20", "knock it down another twenty",
+         [("IV.SHOW_MOVE", {"axial": "-20"})]),
+        ("show the ct", "come forward a touch", [("IV.SHOW_MOVE", {"coronal": "+10"})]),
+        ("show the ct", "nip up ten slices", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+        # "have … up" shows; a leading "and" adds to what is shown
+        ("", "can we have the CT up please", [("IV.SHOW_MOVE", {})]),
+        ("", "let's have the 3D up", [("AR.SHOW", {})]),
+        ("show the bmi", "and her FEV1", [("IR.SHOW", {"fields": ["pft"], "op": "add"})]),
+        # a preset named after switching, without the word "window"
+        ("show the ct", "switch to bone", [("IV.SHOW_MOVE", {"window": "bone"})]),
+        ("show the 3d model | show the ct | show the 3d model", "change to mediastinal please",
+         [("IV.SHOW_MOVE", {"window": "mediastinum"})]),
+        # turning to a side is a viewpoint; "round" is the manner, the side the direction
+        ("show the 3d model", "turn it round to the back", [("AR.SHOW", {"view": "posterior"})]),
+        ("show the 3d model", "swing it round to the right", [("AR.ROTATE", {"direction": "right"})]),
+        ("show the 3d model", "spin it round", [("AR.ROTATE", {"direction": "horizontal"})]),
+        ("show the ct", "bang in the middle", [("IV.SHOW_MOVE", {"axial": "middle"})]),
+        ("", "what's she in for?", [("IR.SHOW", {"fields": ["diagnosis"]})]),
+        ("show the ct", "cheers, now up ten", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+    ],
+)
+def test_colloquial_phrasings(setup, text, expected):
+    con = Console()
+    for s in filter(None, (x.strip() for x in setup.split("|"))):
+        con.say(s)
+    assert con.say(text) == expected

@@ -225,7 +225,8 @@ SHOW_VERBS = {"remind", "visible", "readd", "show", "display", "open", "see", "v
               "read", "pop", "what", "how", "where", "which", "who", "when"}
 HIDE_VERBS = {"hide", "remove", "clear", "close", "erase", "delete", "dismiss", "disable",
               "deactivate", "kill", "drop", "without", "exclude", "lose", "off", "away",
-              "rid", "cancel", "eliminate", "unshow", "wipe"}
+              "rid", "cancel", "eliminate", "unshow", "wipe", "bin", "ditch", "scrap", "dump",
+              "nix"}
 RESET_VERBS = {"reset", "initialize", "reinitialize", "restore", "restart", "refresh",
                "default", "defaults", "initial", "original"}
 ADD_WORDS = {"add", "also", "too", "include", "additionally", "plus", "well", "addition",
@@ -238,7 +239,8 @@ ZOOM_OUT_WORDS = {"smaller", "shrink", "minimize", "minimise", "unzoom", "wider"
 MOVE_VERBS = {"move", "go", "scroll", "step", "jump", "navigate", "shift", "slide", "set",
               "put", "take", "bring", "change", "switch", "page", "flip", "advance", "head",
               "travel", "skip", "position", "center", "centre", "increase", "decrease", "push",
-              "raise", "elevate"}
+              "raise", "elevate", "knock", "nip", "shunt", "scoot", "scootch", "inch", "edge",
+              "creep", "come", "bump"}
 QUESTION_WORDS = {"what", "how", "where", "which", "who", "when", "whats", "is", "are", "does",
                   "do", "can", "could"}
 # The words of a negated request ("I don't need …", "no longer needed"), read by hide.
@@ -504,6 +506,8 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
             re.search(r"\b(which|what) lobe\b", text):
         s["AR"] = max(0.0, s["AR"] - 3)
         s["IR"] += 2
+    if _WINDOW_SWITCH.search(text):
+        s["IV"] += 3
     if re.search(r"\b(small|three|3|smaller|all|multiple|multi) (views?|panels?|windows?)", text):
         s["IV"] += 3
     if re.search(r"\b(view|views|perspective|angle|aspect|projection|orientation)\b", text) \
@@ -581,7 +585,7 @@ def clause_intent(c: Clause) -> str:
         return "rotate"
     hide_words = {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
                   "exclude", "deactivate", "wipe", "eliminate", "drop", "lose", "cancel", "kill",
-                  "unshow"}
+                  "unshow", "bin", "ditch", "scrap", "dump", "nix"}
     # "I don't need the right lower lobe", "no need for the CT any more": not wanting
     # something shown is asking for it to go
     negated = re.search(r"\b(do|does|did|will|would) not (want|need|show|display|see|require|"
@@ -923,7 +927,18 @@ def _window(c: Clause) -> str | None:
                 if c.toks[j] == "tissue" and j > 0 and c.toks[j - 1] == "soft":
                     c.use(j - 1)
                 return WINDOWS[c.toks[j]]
+    # "switch to bone", "change to mediastinal please": a preset named after switching
+    m = _WINDOW_SWITCH.search(" ".join(c.toks))
+    if m:
+        word = m.group(4).split()[-1]
+        c.use_words({"switch", "change", "go", "flip", "to", "back", "the", "soft", word})
+        return WINDOWS[word]
     return None
+
+
+_WINDOW_SWITCH = re.compile(r"\b(switch|change|go|flip)( back)? to( the)? (bone|bony|mediastinal|"
+                            r"mediastinum|soft tissue|lung|pulmonary|parenchyma)"
+                            r"(?= please| now| thanks|$| ,| and| then)")
 
 
 def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
@@ -1211,6 +1226,10 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                                     "start", "keep", "slowly"})
         text = " ".join(c.toks)
         direction = None
+        m = re.search(r"\bto (the |its )?(back|front|rear|underside|top|bottom)\b", text)
+        if m:  # "turn it round to the back": a viewpoint, not a swing
+            c.use_words({"to", "the", "its", m.group(2), "around", "side"})
+            return [Step("AR.SHOW", {"view": AR_VIEW_WORDS.get(m.group(2), "inferior")})]
         if re.search(r"\bvertical axis\b", text):
             direction = "horizontal"
         elif re.search(r"\bhorizontal axis\b", text):
@@ -1221,10 +1240,14 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                 if t == "around" and (_is_num(nxt) or nxt in ("by", "about")):
                     c.use(i)  # "around 30 degrees to the left": an approximate angle
                     continue
-                if t in ROTATE_DIRS:
+                if t in ROTATE_DIRS and not (t == "around" and any(
+                        w in ROTATE_DIRS and w != "around" for w in c.toks[i + 1:])):
+                    # "swing it round to the right": the named side, "round" is the manner
                     direction = ROTATE_DIRS[t]
                     c.use(i)
                     break
+                if t == "around":
+                    c.use(i)
             for i, t in enumerate(c.toks):
                 if t in ("degrees", "degree") and i and _is_num(c.toks[i - 1]):
                     c.use(i - 1, i)  # the swing angle is fixed (DESIGN §4)
@@ -1428,7 +1451,8 @@ def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         params["fields"] = fields
         only = c.use_words(ONLY_WORDS)
         add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "readd"}) \
-            or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition"))
+            or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
+            or (c.sep in ("and", "plus") and ctx.agent is None)  # "and her FEV1"
         if add and not only:
             params["op"] = "add"
     return [Step("IR.SHOW", params)]
@@ -1578,6 +1602,13 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      r"\b(from )?(top to bottom|bottom to top|up and down|head to toe|end over end)\b",
      "\\1\\2 vertically"),
     (r"\bwould (love|like) to\b", "want to"),
+    (r"\b(turn|spin|swing|rotate|swivel|twirl|whirl)( it| them| the model| that| this)? round\b",
+     "\\1\\2 around"),
+    # "what's she in for?": why she is here is her diagnosis
+    (r"\bwhat (is|are) (she|he|they|the patient|the pt) (here |in )for\b", "diagnosis"),
+    # an intensifier before a named position adds nothing ("bang in the middle", "dead centre")
+    (r"\b(bang|slap|smack|dead|spot|smack bang|right|exactly|precisely) (in |on |at )?(the )?"
+     r"(middle|centre|center|midline)\b", "to the \\4"),
     # degree nouns are "a bit" ("up a touch", "a tad to the left", "down a notch"); an
     # intensifier before a comparative or direction, or "still" after one, adds nothing
     (r"\ba (touch|tad|smidge|smidgen|hair|fraction|notch|wee bit|little bit|tiny bit)\b",
@@ -1630,7 +1661,7 @@ def canonical(text: str) -> str:
 # between are the object (no plane, number or rotation verb) and nothing after "up"/"down"
 # gives a step: "bring the axial up 20", "take it down a bit" stay moves.
 _SHOW_PARTICLE_VERBS = {"get", "bring", "put", "pull", "pop", "call", "load", "throw", "stick",
-                        "flash", "fire", "readd"}
+                        "flash", "fire", "readd", "have"}
 _HIDE_PARTICLE_VERBS = {"take", "bring", "put", "shut", "close"}
 # What may follow a closing particle in the same clause ("get the model up for me please").
 _PARTICLE_TAIL = {"for", "me", "us", "please", "on", "the", "screen", "monitor", "display",
@@ -1696,7 +1727,10 @@ def _drop_particles(tokens: list[str]) -> list[str]:
 # "okay so show the CT", "perfect, now the model").
 _DISCOURSE = {"right", "okay", "ok", "alright", "so", "now", "well", "good", "great", "fine",
               "perfect", "cool", "lovely", "excellent", "brilliant", "yes", "yeah", "yep",
-              "sure", "then", "oh", "hmm", "um", "uh", "erm", "anyway", "actually", "nice"}
+              "sure", "then", "oh", "hmm", "um", "uh", "erm", "anyway", "actually", "nice",
+              "cheers", "thanks", "ta", "smashing", "super", "fab", "fantastic", "wonderful",
+              "awesome", "splendid", "marvellous", "beautiful", "spot", "champion",
+              "sorted", "gorgeous", "ace"}
 # Words that show the marker before them was not a command word ("right let us see the CT").
 _DISCOURSE_NEXT = _DISCOURSE - {"right"} | {"let", "lets", "can", "could", "would", "i", "we"}
 
