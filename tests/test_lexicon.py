@@ -1425,3 +1425,16 @@ def test_colloquial_phrasings(setup, text, expected):
     for s in filter(None, (x.strip() for x in setup.split("|"))):
         con.say(s)
     assert con.say(text) == expected
+
+
+def test_a_plane_given_a_direction_keeps_it_when_the_next_plane_is_named(con):
+    con.say("show the ct")
+    assert con.say("move the axial up and the coronal back") == [
+        ("IV.SHOW_MOVE", {"axial": "+10", "coronal": "-10"})]
+    assert con.snap["iv"]["pos"] == {"axial": 74, "coronal": 246, "sagittal": 256}
+
+
+def test_manner_adverbs_are_not_words_left_unread(con):
+    con.say("show the ct")
+    assert con.say("scroll down slowly and carefully") == [("IV.SHOW_MOVE", {"axial": "-10"})]
+    assert con.last is not None and con.last.decision.confidence >= 0.9

@@ -328,8 +328,15 @@ class Clause:
         return True
 
     def leftover(self) -> list[str]:
+        # manner adverbs ("slowly and carefully") say how, which the console does not vary
         return [t for t, u in zip(self.toks, self.used, strict=True)
-                if not u and t not in FILLER and t != ","]
+                if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)]
+
+
+# Adverbs of manner by their shape ("carefully", "gradually", "slowly", "gently", "steadily");
+# not nouns that happen to end in -ly ("family", "anomaly").
+_MANNER_ADVERB = re.compile(r"^(?:[a-z]{2,}(?:ful|ous|ent|ant|ive|ate|ed|al|ic|ible|able|less|"
+                            r"ish|ow|ick|ft|th|nt|ct|rm|ar|et|nd|ng|ure)ly|[a-z]{3,}(?<!fam)ily)$")
 
 
 def _is_num(tok: str) -> bool:
@@ -749,6 +756,12 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
         nxt = toks[i + 1] if i + 1 < n else ""
         if t in PLANE_WORDS and not (t == "frontal" and nxt == "view" and not any(
                 _is_num(x) for x in toks)):
+            if pending and not pending_filled and sign is not None:
+                # "move the axial up and the coronal back": the plane before got its
+                # direction and no number, so one default step; the new plane starts anew
+                for p in pending:
+                    rel[p] = rel.get(p, 0) + sign * 10 * count
+                pending_filled = True
             if pending_filled:
                 pending, pending_filled = [], False
                 sign, absolute_hint = None, False  # a new plane starts a new move
