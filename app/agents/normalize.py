@@ -796,13 +796,24 @@ _DEGREE = {"touch", "tad", "smidge", "smidgen", "notch", "hair", "fraction", "bi
            "slightly", "nudge"}
 _PEOPLE = {"me", "us", "you", "him", "her", "them", "everyone", "anybody", "somebody",
            "someone", "anyone", "everybody"}
+# Adverb particles of a phrasal verb that adjusts or removes ("ease off", "take it away").
+_PARTICLES = {"off", "back", "out", "in", "over", "around", "round", "along", "across", "away",
+              "forward", "forwards", "backward", "backwards", "aside"}
+# Light verbs whose object noun is the action ("give it a twirl", "take it for a spin").
+_LIGHT_VERBS = {"give", "take", "have"}
+# Verbs of handling what is on screen ("take it away", "put them back"): with a pronoun and a
+# particle they are console orders; verbs of handling tissue ("clean it off") are not.
+_SCREEN_VERBS = {"take", "put", "get", "bring", "pull", "push", "pop", "turn", "switch",
+                 "shut", "send", "throw", "stick", "move", "set", "knock", "chuck"}
 
 
 def sounds_like_command(text: str) -> bool:
     """Is a sentence in unknown words shaped like an order to the console? An imperative
-    (no subject, no auxiliary or question word first) that acts on "it"/"them" or adjusts by
-    a degree ("a touch", "a tad"); an order to a person ("hand me the …", "give me a
-    moment", "wait a bit") is not."""
+    (no subject, no auxiliary or question word first) that is a light verb with "it" ("give it
+    a twirl"), an adjustment by a degree with a particle ("ease off a touch"), or a verb of
+    handling what is on screen with "it" and a particle ("take it away"). An order to a
+    person ("hand me the …", "give me a moment") or about tissue ("clean it off", "loosen it a
+    little") is not: those would reach the paraphrase tiers only to be misread."""
     toks = [t for t in tokens_of(text) if t != ","]
     while toks and toks[0] in _LEAD_IN:
         toks = toks[1:]
@@ -815,9 +826,14 @@ def sounds_like_command(text: str) -> bool:
     rest = toks[1:]
     if rest and rest[0] in _PEOPLE - {"them"}:
         return False  # "hand me the vessel loop", "give us a minute"
-    if rest and rest[0] in _DISPLAY_PRONOUNS:
+    verb = toks[0]
+    on_it = bool(rest) and rest[0] in _DISPLAY_PRONOUNS
+    particle = any(t in _PARTICLES for t in rest)
+    if on_it and verb in _LIGHT_VERBS and rest[1:2] in (["a"], ["an"], ["another"]):
         return True
-    return any(t in _DEGREE for t in rest)
+    if on_it and verb in _SCREEN_VERBS and particle:
+        return True
+    return particle and any(t in _DEGREE for t in rest)
 
 
 # Words that make a sentence a console command even without a known object.
