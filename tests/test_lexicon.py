@@ -1438,3 +1438,27 @@ def test_manner_adverbs_are_not_words_left_unread(con):
     con.say("show the ct")
     assert con.say("scroll down slowly and carefully") == [("IV.SHOW_MOVE", {"axial": "-10"})]
     assert con.last is not None and con.last.decision.confidence >= 0.9
+
+
+@pytest.mark.parametrize(
+    "setup, text, expected",
+    [
+        ("show the ct | show the 3d model",
+         "everything off the screen, the CT, the model, all of it",
+         [("IV.REMOVE", {}), ("AR.REMOVE", {})]),
+        ("show the ct | show the 3d model", "turn the ct off and the model on",
+         [("IV.REMOVE", {}), ("AR.SHOW", {})]),
+        ("show the ct", "the ct off the screen please", [("IV.REMOVE", {})]),
+        ("show the 3d model", "remove all the lobes",
+         [("AR.SHOW", {"structures": list(LOBES), "op": "remove"})]),
+    ],
+)
+def test_taking_things_off_the_screen(setup, text, expected):
+    con = Console()
+    for s in filter(None, (x.strip() for x in setup.split("|"))):
+        con.say(s)
+    got = [(a, {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()})
+           for a, p in con.say(text)]
+    want = [(a, {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()})
+            for a, p in expected]
+    assert got == want

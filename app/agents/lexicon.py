@@ -429,7 +429,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             elif seg_agent is None or prev_agent is None or seg_agent == prev_agent:
                 prev.toks.extend(["and", *seg])
             else:
-                clauses.append(Clause(list(seg), sep, _verb_of(prev, generic_only=True)))
+                carried = _verb_of(prev, generic_only=True)
+                if carried == ["remove"] and seg[-1] in ("on", "up", "back"):
+                    carried = ["show"]  # "turn the CT off and the model on"
+                clauses.append(Clause(list(seg), sep, carried))
             continue
         clauses.append(Clause(list(seg), sep))
     for c in clauses:
@@ -601,6 +604,7 @@ def clause_intent(c: Clause) -> str:
     if s & hide_words or negated or (
             "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
             re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
+                      r"\boff (the )?(screen|monitor|display|overlay)\b|\b(everything|all) off\b|"
                       r"\btake away\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
                       r"\b(turn|switch) (it |them |\w+ )?off\b", text):
         return "hide"
@@ -1097,8 +1101,9 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
         if took and (positions or kind in ("lung", "lungs", "lobe", "lobes")) and not (
                 kind == "side" and not positions):
             c.use(*took)
-            if i > 0 and toks[i - 1] in ("whole", "entire", "all", "complete", "both"):
-                c.use(i - 1)
+            k = i - 2 if i > 1 and toks[i - 1] == "the" else i - 1
+            if k >= 0 and toks[k] in ("whole", "entire", "all", "complete", "both"):
+                c.use(k)  # "all the lobes", "the whole left lung"
             sides = ["left", "right"] if side in (None, "both") else [side]
             if positions:
                 for pos in positions:
@@ -1290,7 +1295,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if intent == "hide":
         c.use_words(HIDE_VERBS | _NEGATION | {"turn", "switch", "take", "get", "the"})
         keys = ar_structures(c, tumor_lobes)
-        if keys and not c.has("everything"):
+        # removing every structure ("the model, all of it") is hiding the model
+        if keys and not c.has("everything") and set(_expand(keys)) != set(AR_STRUCTURES):
             return [Step("AR.SHOW", {"structures": _expand(keys), "op": "remove"})]
         c.use_words({"all", "everything"})
         ctx.ar_target, ctx.ar_target_set = None, True
