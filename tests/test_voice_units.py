@@ -753,6 +753,21 @@ def test_pipeline_ignores_speech_without_the_wake_word() -> None:
     assert listening(events) == ["idle", "off"]
 
 
+def test_pipeline_distrusts_a_wake_word_whisper_doubts() -> None:
+    class DoubtfulSTT(ScriptedSTT):
+        def transcribe(self, audio: np.ndarray) -> Transcript:
+            tr = super().transcribe(audio)
+            tr.segments = [Segment(tr.text, 0, 1, -1.47, 0.06, 1.0)]
+            return tr
+
+    p = VoicePipeline(FakeHandler(), stt=DoubtfulSTT(["So, davinci, homely."]),
+                      vad=VadSegmenter(EnergyVad()), mode="synthesized")
+    runs = p.run([utterances(1.0)])
+    assert p.handler.calls == [] and runs[0].outcome == "no-wake"
+    end = next(e for e in runs[0].events if e.type == EventType.WAKE_WORD_END)
+    assert end.data["reason"] == "low-confidence" and end.data["avg_logprob"] == -1.47
+
+
 def test_pipeline_stop_word_needs_no_wake_word() -> None:
     p, events = make_pipeline(["stop"])
     runs = p.run([utterances(0.4)])

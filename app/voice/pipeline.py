@@ -97,6 +97,10 @@ class Transcriber(Protocol):
 class PipelineConfig:
     require_wake: bool = True          # False: every utterance is a command (eval clips)
     wake_timeout_s: float = 5.0        # after "davinci" alone, the command must begin within
+    # A wake word in a transcript Whisper itself doubts is not trusted: on garbled speech the
+    # vocabulary prompt can make it write "davinci" (measured: a false wake at -1.47; true
+    # wakes on the dev split, natural and robotic voices, all above -1.03).
+    wake_min_logprob: float = -1.2
     speak_replies: bool = True
     empty_command: str = "reject"      # "reject": nothing heard → error; "pass": send "" on
                                        # (DESIGN §4: an empty command re-selects the agent)
@@ -673,8 +677,15 @@ class VoicePipeline:
 
         # ---- 4. wake word
         if phase == "wait_wake" and self.config.require_wake:
-            m = self.wake.detect(text, now=ev.speech_start)
-            self._emit(EventType.WAKE_WORD_END, m.to_dict(), run)
+            m = self.wake.match(text)
+            lp = min((float(sg.avg_logprob) for sg in getattr(tr, "segments", []) or []
+                      if not getattr(sg, "dropped", "")), default=0.0)
+            if m.detected and lp < self.config.wake_min_logprob:
+                m = replace(m, detected=False, reason="low-confidence")
+            elif m.detected:
+                m = self.wake.detect(text, now=ev.speech_start)  # with the cooldown
+            self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3)},
+                       run)
             if not m.detected:
                 self._end_run(run, "no-wake" if m.reason != "cooldown" else "cooldown")
                 return
