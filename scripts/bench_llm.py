@@ -157,10 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             rt.prepare(stages[(i + 1) % len(stages)])  # switch away ...
             reps["restored"].append(_call(rt, sp, cold_cmd))  # ... and back: "restored"
             # Restore from disk alone: nothing in RAM, nothing live.
+            rt.flush_saves()
             path = rt.saved_state_path(sp.system, sp.examples)
-            deadline = time.monotonic() + 30
-            while path is not None and not path.is_file() and time.monotonic() < deadline:
-                time.sleep(0.05)
             reps["file_bytes"].append(path.stat().st_size if path and path.is_file() else 0)
             rt.forget_states(memory=True)
             rt.reset_context()
@@ -172,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
             rt.reset_context()
             reps["compute_ms"].append(rt.prepare(sp)[2])
 
+        for kind, want in (("cold", "miss"), ("warm", "hit"), ("restored", "restored")):
+            got = {r.cache for r in reps[kind]}
+            assert got == {want}, f"{sp.stage} {kind}: cache {got}, expected {want}"
         cold, warm, restored = (_best(reps["cold"]), _best(reps["warm"]),
                                 _best(reps["restored"]))
         compute_ms, disk_ms = min(reps["compute_ms"]), min(reps["disk_ms"])
@@ -181,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
             "all_total_ms": {k: [round(r.timings.total_ms) for r in reps[k]]
                              for k in ("cold", "warm", "restored")},
             "disk_restore_ms": round(disk_ms, 1), "prefix_compute_ms": round(compute_ms),
+            "all_disk_restore_ms": [round(x, 1) for x in reps["disk_ms"]],
+            "all_prefix_compute_ms": [round(x) for x in reps["compute_ms"]],
             "prompt_tokens_per_s": round(prefix_tokens / (compute_ms / 1000), 1),
             "speedup_total_warm_vs_cold": round(cold.timings.total_ms / warm.timings.total_ms, 2),
             "speedup_total_restored_vs_cold": round(

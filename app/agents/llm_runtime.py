@@ -489,6 +489,7 @@ class LocalLlama:
         self._grammars: dict[str, Any] = {}
         self._model_key = ""
         self._call_id = 0
+        self._savers: list[threading.Thread] = []
         self.load_ms = 0.0
 
     # -- loading --------------------------------------------------------------------------
@@ -683,10 +684,17 @@ class LocalLlama:
                                     special=True)
         return self._state_file(self._key(prefix))
 
+    def flush_saves(self, timeout: float | None = 60.0) -> None:
+        """Wait until every prefix state computed so far is on disk."""
+        for t in list(self._savers):
+            t.join(timeout)
+
     def forget_states(self, *, memory: bool = True, disk: bool = False) -> None:
         """Drop saved prefixes (benchmarks measure cold starts with this)."""
         if memory:
             self._states.clear()
+        if disk:
+            self.flush_saves()  # a save still running would bring a file back
         if disk and self.state_dir.is_dir():
             for p in self.state_dir.glob("*.llstate"):
                 with contextlib.suppress(OSError):
@@ -727,8 +735,11 @@ class LocalLlama:
             llm.eval(prefix[i:i + self.n_batch])
         st = self._capture(stage, prefix)
         self._states[key] = st
-        threading.Thread(target=self._save_disk, args=(key, st), daemon=True,
-                         name="llm-state-save").start()
+        # Written off the request path (a few MB); flush_saves() waits for it.
+        saver = threading.Thread(target=self._save_disk, args=(key, st), daemon=True,
+                                 name="llm-state-save")
+        self._savers = [t for t in self._savers if t.is_alive()] + [saver]
+        saver.start()
         return "miss", "computed"
 
     def prepare(self, stage: StagePrompt, timeout_s: float | None = None
