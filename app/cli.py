@@ -50,6 +50,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="performance benchmark")
     b.add_argument("--out", type=Path, default=Path("bench-out"))
+    b.add_argument("--quick", action="store_true", help="tiny sizes, one run each (smoke test)")
+    b.add_argument("--skip", default="", help="comma list of sections to skip: interpreter, "
+                   "llm, strategies (visa), console, stt, data, memory")
     return p
 
 
@@ -80,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_eval_command(args)
     if args.command == "bench":
-        print(f"visa-console {args.command}: not available yet in this build.", file=sys.stderr)
-        return 2
+        from app.eval.bench import run_bench_command
+
+        return run_bench_command(args)
     from app.ui_entry import run_gui
 
     return run_gui(args)

@@ -91,7 +91,13 @@ def _child(folder: Path, runs: int) -> None:
     t = time.perf_counter()
     scan_dicom_folder(folder)
     scan_s = time.perf_counter() - t
-    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    # VmHWM is this process image's own peak; ru_maxrss also counts the parent's peak when
+    # the child was spawned from a big process (Linux keeps it across vfork + exec).
+    status = Path("/proc/self/status")
+    hwm = [ln for ln in status.read_text().splitlines() if ln.startswith("VmHWM:")] \
+        if status.is_file() else []
+    peak_rss = (int(hwm[0].split()[1]) if hwm else
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux: KiB
     print(json.dumps({
         "shape": list(shape), "array_mb": round(nbytes / 2**20, 1),
         "runs_s": [round(x, 3) for x in times], "median_s": round(statistics.median(times), 3),
