@@ -483,11 +483,12 @@ def test_microphone_capture_with_a_fake_device(monkeypatch: pytest.MonkeyPatch) 
 POSITIVE = ["davinci, show the CT.", "Da Vinci, shoulder CT.", "Hey, da Vinci. Zoom in.",
             "The Vinci, show the CT", "Okay, Davinci, rotate left.", "Devinci, zoom out",
             "Da Vinchi, show the airway", "D.A. Vinci, show", "Da Vinci's show the CT",
-            "davinci"]
+            "DaVenti, a bit more.", "davinci"]
 NEGATIVE = ["show the CT", "hand me the stapler", "Come in, kid, show the city",
             "The vein is bleeding", "Divine intervention", "David, pass the clamp",
             "Devin, show it", "the fence is up", "And inside, show the CT.", "Vincent is here",
-            "we need more suction", "the patient is coughing", "", "..."]
+            "we need more suction", "the patient is coughing", "The vent is alarming",
+            "check the vent", "the venting is fine", "Adventure time", "", "..."]
 
 
 @pytest.mark.parametrize("text", POSITIVE)
