@@ -25,8 +25,13 @@ V             3D model: next view (surgical, anterior, right, posterior, left, s
 +  /  −       3D model: zoom in / zoom out
 Ctrl+Z        undo the last command
 /  Ctrl+L     type a command
-F11           full screen on / off;  Esc leaves full screen
+F11           full screen on / off
+Esc           stop the spoken reply; when nothing is playing, leave full screen
+Space / F12   hold to talk (push-to-talk, no wake word); F12 suits a foot pedal
 ============  =====================================================================
+
+Push-to-talk is handled by the window's key filter (press and release, auto-repeat ignored),
+not by a shortcut: :data:`PUSH_TO_TALK` documents it. Space types a space in the command box.
 
 While the command box has the focus, letters, digits, +/−, ←/→ and Home type into it; the
 other keys still work.
@@ -75,7 +80,12 @@ HOTKEYS: tuple[Hotkey, ...] = (
     Hotkey(("Ctrl+Z",), "Ctrl+Z", "undo the last command", "undo"),
     Hotkey(("/", "Ctrl+L"), "/  Ctrl+L", "type a command", "focus_command"),
     Hotkey(("F11",), "F11", "full screen on / off", "toggle_fullscreen"),
-    Hotkey(("Esc",), "Esc", "leave full screen", "leave_fullscreen"),
+    Hotkey(("Esc",), "Esc", "stop the spoken reply / leave full screen", "leave_fullscreen"),
+)
+
+# Held keys (press/release), handled by MainWindow.eventFilter; listed in the Keys tab only.
+PUSH_TO_TALK: tuple[Hotkey, ...] = (
+    Hotkey(("Space", "F12"), "Space  F12", "hold to talk (F12: foot pedal)", "push_to_talk"),
 )
 
 
@@ -95,8 +105,8 @@ def install(window: QWidget, controller: object) -> list[QShortcut]:
 
 def help_text(columns: int = 2) -> str:
     """The key table as plain text in ``columns`` columns (the window's "Keys" tab)."""
-    width = max(len(hk.label) for hk in HOTKEYS) + 3
-    cells = [f"{hk.label:<{width}}{hk.what}" for hk in HOTKEYS]
+    width = max(len(hk.label) for hk in HOTKEYS + PUSH_TO_TALK) + 3
+    cells = [f"{hk.label:<{width}}{hk.what}" for hk in HOTKEYS + PUSH_TO_TALK]
     rows = -(-len(cells) // max(1, columns))
     cols = [cells[i * rows:(i + 1) * rows] for i in range(max(1, columns))]
     col_w = [max((len(c) for c in col), default=0) + 4 for col in cols]
@@ -107,4 +117,4 @@ def help_text(columns: int = 2) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["HOTKEYS", "Hotkey", "VIEW_CYCLE", "help_text", "install"]
+__all__ = ["HOTKEYS", "PUSH_TO_TALK", "Hotkey", "VIEW_CYCLE", "help_text", "install"]

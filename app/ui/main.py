@@ -22,13 +22,21 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import (
+    QCloseEvent,
+    QColor,
+    QFont,
+    QGuiApplication,
+    QKeyEvent,
+    QPalette,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -62,11 +70,30 @@ from app.ui.render_loop import RenderLoop
 from app.ui.touch import TouchPanel
 from app.ui.video import VideoFeed
 from app.ui.view import VideoView
+from app.ui.voice import PipelineFactory, VoiceLink
 
 log = logging.getLogger(__name__)
 
 AR_PANEL_PX = 300  # first 3D render size; the scene resizes it to the layout's panel
 SCREENSHOT_TIMEOUT_S = 180.0
+PUSH_TO_TALK_KEYS = (Qt.Key.Key_Space, Qt.Key.Key_F12)  # F12: a foot pedal mapped to a key
+HOLD_RESULT_S = 1.0  # "done" / "rejected" stay on the indicator at least this long
+NO_MIC_SHORT = "No microphone"
+
+
+class _SerialOrchestrator:
+    """The window's one orchestrator, shared by the text box and the voice pipeline; one
+    command at a time (the orchestrator keeps conversation context)."""
+
+    def __init__(self, orchestrator: Any, lock: threading.Lock) -> None:
+        self.inner = orchestrator
+        self._lock = lock
+
+    def handle_text(self, text: str, **kw: Any) -> dict[str, Any]:
+        with self._lock:
+            if kw.get("stt") is None:
+                return self.inner.handle_text(text)
+            return self.inner.handle_text(text, **kw)
 
 
 def _step_text(action_id: str, params: Any) -> str:
@@ -96,7 +123,8 @@ class MainWindow(QMainWindow):
                  anatomy: Any = "auto", orchestrator: Any = None,
                  text_available: bool | None = None, mode: str = "realtime",
                  render_fps: float = 30.0, start_threads: bool = True,
-                 slice_seconds: float = 4.0) -> None:
+                 slice_seconds: float = 4.0, voice_factory: PipelineFactory | None = None,
+                 hold_result_s: float = HOLD_RESULT_S) -> None:
         super().__init__()
         self.setWindowTitle("VISA Console")
         self.setObjectName("consoleWindow")
@@ -127,10 +155,27 @@ class MainWindow(QMainWindow):
         else:
             self.text_available = (text_commands_available() if text_available is None
                                    else text_available)
-        factory: Callable[[], Any] = ((lambda: orchestrator) if orchestrator is not None
-                                      else (lambda: make_orchestrator(self.registry)))
-        self.runner = CommandRunner(factory, emitter(self.bridge.trace_record),
+        self._orch_factory: Callable[[], Any] = (
+            (lambda: orchestrator) if orchestrator is not None
+            else (lambda: make_orchestrator(self.registry)))
+        self._orch_build_lock = threading.Lock()
+        self._orch_call_lock = threading.Lock()
+        self._shared: _SerialOrchestrator | None = None
+        self.runner = CommandRunner(self.shared_orchestrator, emitter(self.bridge.trace_record),
                                     lambda msg: emit(self.bridge.message, "warning", msg))
+
+        # -- voice -------------------------------------------------------------------------
+        self.mode = mode
+        self._voice_factory = voice_factory
+        self.voice: VoiceLink | None = None
+        self._ptt_down: set[int] = set()
+        self.voice_source_after_load: Any = None  # synthesized clips: start once the case is in
+        self._hold_result_s = hold_result_s
+        self._hold_until = 0.0
+        self._pending_listening: tuple[str, str | None] | None = None
+        self._listening_timer = QTimer(self)
+        self._listening_timer.setSingleShot(True)
+        self._listening_timer.timeout.connect(self._apply_pending_listening)
 
         self._build_widgets(mode)
         self.shortcuts = hotkeys.install(self, self)
@@ -200,7 +245,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
 
         if mode in ("realtime", "synthesized"):
-            self.status.set_listening("off", "Voice not in this build")
+            self.status.set_listening("off", "Voice starting\u2026")
         else:
             self.status.set_listening("off", "Text mode")
         if not self.text_available:
@@ -219,6 +264,132 @@ class MainWindow(QMainWindow):
         self.view.resized.connect(lambda w, h: self.render_loop.set_size((w, h)))
         self.command_box.submitted.connect(self.submit_text)
         self.command_box.undo_requested.connect(lambda: self.undo(TOUCH))
+        self.status.stop_button.clicked.connect(self.stop_speaking)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
+
+    # -- the shared orchestrator ---------------------------------------------------------------
+    def shared_orchestrator(self) -> _SerialOrchestrator:
+        """The one orchestrator of the window (built once, on the first thread that needs it);
+        typed and spoken commands both go through it. Raises what its factory raises."""
+        with self._orch_build_lock:
+            if self._shared is None:
+                self._shared = _SerialOrchestrator(self._orch_factory(), self._orch_call_lock)
+            return self._shared
+
+    def _voice_handle(self, text: str, stt: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The pipeline's handler (pipeline thread): the shared orchestrator; the trace record
+        goes to the trace pane like a typed command's."""
+        record = self.shared_orchestrator().handle_text(text, stt=stt)
+        if not self._closed:
+            emit(self.bridge.trace_record, record)
+        return record
+
+    # -- voice --------------------------------------------------------------------------------
+    def start_voice(self, source: Any = None) -> VoiceLink | None:
+        """Build the voice pipeline for this window's mode on a background thread and start it
+        with ``source`` (None: the microphone; a clip or folder in synthesized mode)."""
+        if self.voice is not None or self._closed or self.mode not in ("realtime",
+                                                                       "synthesized"):
+            return self.voice
+        link = VoiceLink(self._voice_handle, self._voice_factory, self)
+        link.event.connect(self._on_voice_event)
+        link.level.connect(lambda rms, _peak: self.status.set_level(rms))
+        link.failed.connect(self._on_voice_failed)
+        self.voice = link
+        self.status.set_listening("off", "Voice starting\u2026")
+        link.start(self.mode, source)
+        return link
+
+    def push_to_talk(self, pressed: bool) -> None:
+        if (self.voice is None or not self.voice.push_to_talk(pressed)) and pressed:
+            self.status.set_reply("Voice input is not running; touch and text commands "
+                                  "still work.", False)
+
+    def stop_speaking(self) -> bool:
+        """The Stop button and Esc: stop the spoken reply. True when something was playing."""
+        return self.voice.stop_speaking() if self.voice is not None else False
+
+    def _on_voice_failed(self, message: str) -> None:
+        self.show_listening("off", "Voice unavailable")
+        self.status.add_problem("warning", message)
+        self.trace.add_line(message, "warning")
+
+    def _on_voice_event(self, ev: Any) -> None:
+        """One :class:`~app.voice.events.PipelineEvent`, on the UI thread."""
+        etype = str(ev.type)
+        data = ev.data or {}
+        if etype == "listening":
+            state = str(data.get("state", "off"))
+            message = data.get("message")
+            self.show_listening(state, NO_MIC_SHORT if message and state == "off" else None)
+        elif etype == "stt-end":
+            self.status.set_transcript(str(data.get("text", "")))
+        elif etype == "intent-end":
+            self.status.set_reply(str(data.get("reply", "")), bool(data.get("ok", True)))
+            self.render_loop.poke()
+        elif etype == "error":
+            message = str(data.get("message", "")) or "Voice error."
+            code = str(data.get("code", ""))
+            if code == "no-microphone":
+                self.status.add_problem("warning", message)
+                self.show_listening("off", NO_MIC_SHORT)
+            else:
+                self.status.set_reply(message, False)
+            self.trace.add_line(f"voice: {message}", "warning")
+        elif etype == "stop":
+            self.trace.add_line("voice: stopped" + (" speaking" if data.get("interrupted_tts")
+                                                    else ""), "info")
+
+    def show_listening(self, state: str, text: str | None = None) -> None:
+        """Set the indicator; ``done``/``rejected`` stay at least ``hold_result_s``."""
+        now = time.monotonic()
+        if state in ("done", "rejected"):
+            self._pending_listening = None
+            self._listening_timer.stop()
+            self.status.set_listening(state, text)
+            self._hold_until = now + self._hold_result_s
+            return
+        if now < self._hold_until and state != "speaking":
+            self._pending_listening = (state, text)
+            self._listening_timer.start(max(1, round((self._hold_until - now) * 1000)))
+            return
+        self._pending_listening = None
+        self._listening_timer.stop()
+        self._hold_until = 0.0
+        self.status.set_listening(state, text)
+
+    def _apply_pending_listening(self) -> None:
+        pending, self._pending_listening = self._pending_listening, None
+        self._hold_until = 0.0
+        if pending is not None:
+            self.status.set_listening(*pending)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        """Push-to-talk: Space or F12 held (auto-repeat ignored). Space types into the
+        command box while it has the focus."""
+        etype = event.type()
+        if etype not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or self._closed:
+            return False
+        if not isinstance(obj, QWidget) or obj.window() is not self:
+            return False
+        assert isinstance(event, QKeyEvent)
+        key = event.key()
+        if key not in PUSH_TO_TALK_KEYS:
+            return False
+        if key == Qt.Key.Key_Space and self.command_box.edit.hasFocus():
+            return False
+        if event.isAutoRepeat():
+            return True
+        if etype == QEvent.Type.KeyPress:
+            if key not in self._ptt_down:
+                self._ptt_down.add(key)
+                self.push_to_talk(True)
+        elif key in self._ptt_down:
+            self._ptt_down.discard(key)
+            self.push_to_talk(False)
+        return True
 
     # -- case ---------------------------------------------------------------------------------
     def load_case(self, path: Path | None) -> None:
@@ -263,6 +434,9 @@ class MainWindow(QMainWindow):
         self.touch.sync()
         source = case.video_path if case.video_path is not None else case.video_device
         self._start_feed(source)
+        if self.voice_source_after_load is not None:
+            source, self.voice_source_after_load = self.voice_source_after_load, None
+            self.start_voice(source)
         queued, self._queued_commands = self._queued_commands, []
         for text in queued:
             self.submit_text(text)
@@ -462,6 +636,9 @@ class MainWindow(QMainWindow):
             self.showFullScreen()
 
     def leave_fullscreen(self) -> None:
+        """Esc: stop the spoken reply if one is playing, else leave full screen."""
+        if self.voice is not None and self.voice.is_speaking() and self.stop_speaking():
+            return
         if self.isFullScreen():
             self.showNormal()
         elif self.command_box.edit.hasFocus():
@@ -474,6 +651,12 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self._status_timer.stop()
+        self._listening_timer.stop()
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+        if self.voice is not None:
+            self.voice.stop()
         self.render_loop.stop()
         if self.feed is not None:
             self.feed.stop()
@@ -624,9 +807,14 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             window.status.add_problem("error", f"The commands file {commands_path} could not "
                                       f"be read ({exc.strerror or exc}).")
-    if mode in ("realtime", "synthesized") and getattr(args, "audio", None):
-        window.status.add_problem("info", "Voice input is not part of this build yet; the "
-                                  "--audio files are not played.")
+    audio = getattr(args, "audio", None)
+    if mode == "synthesized" and audio is None:
+        window.status.add_problem("warning", "--mode synthesized needs --audio FILE_OR_DIR; "
+                                  "no clips are played.")
+    elif mode == "synthesized":
+        window.voice_source_after_load = audio  # clips refer to the case: play once it is in
+    elif mode == "realtime":
+        window.start_voice(None)
     place_window(window, bool(getattr(args, "fullscreen", False)))
     window.load_case(getattr(args, "case", None))
     shooter = None

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QProgressBar,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
@@ -35,6 +36,19 @@ WARN_RGB = "#ffc857"
 ERROR_RGB = "#ff7b72"
 MUTED_RGB = "#9aa7b8"
 TEXT_RGB = "#e8ecf2"
+
+# ListeningState value -> (colour, words). Distinct at a glance (ANCHORS §3.4).
+LISTENING_LOOK: dict[str, tuple[str, str]] = {
+    "off": (MUTED_RGB, "Voice off"),
+    "idle": ("#8ab4f8", "Say \u201cdavinci\u201d"),
+    "wake_heard": ("#56d4dd", "Yes?"),
+    "recording": ("#ff5c5c", "Listening"),
+    "listening": ("#ff5c5c", "Listening"),
+    "thinking": (WARN_RGB, "Working"),
+    "done": (OK_RGB, "Done"),
+    "rejected": ("#ff9e64", "Not done"),
+    "speaking": ("#c792ea", "Speaking"),
+}
 
 _SEVERITY_COLOUR = {"error": ERROR_RGB, "warning": WARN_RGB, "info": MUTED_RGB}
 
@@ -70,7 +84,20 @@ class StatusStrip(QFrame):
         self.reply = _label("")
         self.reply.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.reply.setWordWrap(True)
+        self.level = QProgressBar()
+        self.level.setObjectName("voiceLevel")
+        self.level.setRange(0, 60)
+        self.level.setValue(0)
+        self.level.setTextVisible(False)
+        self.level.setFixedSize(60, 8)
+        self.level.setToolTip("Microphone level")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("voiceStop")
+        self.stop_button.setToolTip("Stop the spoken reply (Esc)")
+        self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         row.addWidget(self.listening)
+        row.addWidget(self.level)
+        row.addWidget(self.stop_button)
         row.addWidget(self.heard, 2)
         row.addWidget(self.reply, 3)
         row.addWidget(self.case_label)
@@ -87,13 +114,19 @@ class StatusStrip(QFrame):
 
     # -- setters --------------------------------------------------------------------------
     def set_listening(self, state: str, text: str | None = None) -> None:
-        """``off`` | ``idle`` | ``listening`` | ``thinking``: the voice indicator."""
-        colours = {"off": MUTED_RGB, "idle": TEXT_RGB, "listening": OK_RGB, "thinking": WARN_RGB}
-        words = {"off": "Voice off", "idle": "Say \u201cdavinci\u201d", "listening": "Listening",
-                 "thinking": "Working"}
+        """The voice indicator: one of :data:`LISTENING_LOOK` (``ListeningState`` values)."""
+        colour, words = LISTENING_LOOK.get(state, (TEXT_RGB, state))
         self._listening_state = state
-        self.listening.setText(f"\u25cf {text or words.get(state, state)}")
-        self.listening.setStyleSheet(f"color: {colours.get(state, TEXT_RGB)};")
+        self.listening.setText(f"\u25cf {text or words}")
+        self.listening.setStyleSheet(f"color: {colour};")
+
+    @property
+    def listening_state(self) -> str:
+        return self._listening_state
+
+    def set_level(self, rms_dbfs: float) -> None:
+        """The microphone level meter (−60 dBFS … 0)."""
+        self.level.setValue(max(0, min(60, round(rms_dbfs + 60))))
 
     def set_transcript(self, text: str) -> None:
         self.heard.setText(f"Heard: \u201c{text}\u201d" if text else "Heard: \u2014")
