@@ -160,6 +160,10 @@ def test_indicator_follows_events_and_holds_the_result(qtbot, voice_window) -> N
     qtbot.wait(50)
     assert w.status.listening_state == "done"  # held ~hold_result_s
     _wait_state(qtbot, w, "idle")
+    p.fire(EventType.LISTENING, state=ListeningState.DONE)
+    p.fire(EventType.LISTENING, state=ListeningState.SPEAKING)  # the reply plays: say so now
+    _wait_state(qtbot, w, "speaking")
+    assert "Speaking" in w.status.listening.text() and "Done" in w.status.listening.text()
     p.fire(EventType.LISTENING, state=ListeningState.REJECTED)
     _wait_state(qtbot, w, "rejected")
     p.fire(EventType.LISTENING, state=ListeningState.OFF)

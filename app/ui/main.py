@@ -13,6 +13,11 @@ Threads (ARCHITECTURE "Rendering and threads"):
 - **3D**: :class:`~app.render.anatomy3d.AnatomyWorker` owns the VTK context.
 - **commands**: typed commands run through the orchestrator on
   :class:`~app.ui.commands.CommandRunner`, never on the UI thread.
+- **voice** (``--mode realtime|synthesized``): :class:`~app.ui.voice.VoiceLink` builds the
+  voice pipeline on a thread; it listens on its own thread and its commands go through the
+  *same* orchestrator (one command at a time) and registry lock as typed ones. Its events reach
+  the status strip through a queued signal; Space/F12 held is push-to-talk, Stop/Esc stop the
+  spoken reply.
 
 Events from other threads reach widgets through :class:`~app.ui.bridge.Bridge` signals.
 """
@@ -64,7 +69,7 @@ from app.ui.commands import (
     text_commands_available,
 )
 from app.ui.loader import CaseLoader, LoadedCase
-from app.ui.panes import CommandBox, StatusStrip, TracePane
+from app.ui.panes import LISTENING_LOOK, CommandBox, StatusStrip, TracePane
 from app.ui.qtcompat import emit, emitter
 from app.ui.render_loop import RenderLoop
 from app.ui.touch import TouchPanel
@@ -351,7 +356,12 @@ class MainWindow(QMainWindow):
             self.status.set_listening(state, text)
             self._hold_until = now + self._hold_result_s
             return
-        if now < self._hold_until and state != "speaking":
+        if now < self._hold_until and state == "speaking" and text is None:
+            # The reply plays now (the indicator must say so), and still shows the result.
+            held = self.status.listening_state
+            if held in ("done", "rejected"):
+                text = f"{LISTENING_LOOK['speaking'][1]} \u00b7 {LISTENING_LOOK[held][1]}"
+        elif now < self._hold_until:
             self._pending_listening = (state, text)
             self._listening_timer.start(max(1, round((self._hold_until - now) * 1000)))
             return
@@ -359,6 +369,8 @@ class MainWindow(QMainWindow):
         self._listening_timer.stop()
         self._hold_until = 0.0
         self.status.set_listening(state, text)
+        if state == "off":
+            self.status.set_level(-60.0)
 
     def _apply_pending_listening(self) -> None:
         pending, self._pending_listening = self._pending_listening, None
@@ -793,7 +805,11 @@ class ScreenshotTaker:
 
 def run(args: argparse.Namespace) -> int:
     """The GUI: ``visa-console [--case PATH] [--fullscreen] [--screenshot PNG]
-    [--mode text --commands FILE]``."""
+    [--mode realtime | --mode synthesized --audio FILE_OR_DIR | --mode text --commands FILE]``.
+
+    realtime listens on the microphone (without one the strip says so and the console runs on);
+    synthesized plays the clips through the pipeline once the case is loaded, one command per
+    clip, in order; text runs the lines of ``--commands`` through the text-command worker."""
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setApplicationName("VISA Console")

@@ -1,7 +1,7 @@
 """The status strip, the trace pane and the text command box.
 
-- :class:`StatusStrip`: the listening state (a placeholder until voice arrives), the last thing
-  heard or typed, the console's last answer (green when done, amber when refused) and what is
+- :class:`StatusStrip`: the voice indicator (every ``ListeningState``, each its own colour and
+  words), a microphone level meter and the Stop button, the last thing heard or typed, the console's last answer (green when done, amber when refused) and what is
   wrong (case problems, video trouble) in plain words.
 - :class:`TracePane`: the last commands, newest first, each with its stages and timings from the
   orchestrator's trace record (DESIGN §5.3); touch and hotkey commands appear too.
@@ -76,8 +76,9 @@ class StatusStrip(QFrame):
         row = QHBoxLayout()
         row.setSpacing(14)
         self.listening = _label("\u25cf Voice off", bold=True)
-        self.listening.setToolTip("Voice control arrives in a later build; use the touch panel, "
-                                  "the keys or the text box.")
+        self.listening.setToolTip("Voice: say \u201cdavinci\u201d and the command, or hold "
+                                  "Space / F12 and speak. Touch, keys and the text box always "
+                                  "work.")
         self.case_label = _label("", muted=True)
         self.heard = _label("Heard: \u2014")
         self.heard.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
