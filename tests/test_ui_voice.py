@@ -295,3 +295,25 @@ def test_no_microphone_is_reported_and_touch_still_works(qtbot, monkeypatch,
         assert result.ok and w.state.ir.visible
     finally:
         w.shutdown()
+
+
+def test_no_input_device_never_loads_whisper(qtbot, monkeypatch) -> None:
+    from app.voice import audio, pipeline
+
+    monkeypatch.setattr(audio, "list_input_devices", lambda: [])
+
+    def must_not_load(*a: Any, **kw: Any) -> Any:
+        raise AssertionError("the models must not load without a microphone")
+
+    monkeypatch.setattr(pipeline, "make_pipeline", must_not_load)
+    w = MainWindow(anatomy=None, start_threads=False, mode="realtime")
+    qtbot.addWidget(w)
+    try:
+        w.start_voice(None)
+        sentence = "No microphone was found; touch and text commands still work."
+        qtbot.waitUntil(lambda: sentence in w.status.problem.toolTip(), timeout=5000)
+        assert "No microphone" in w.status.listening.text()
+        w.push_to_talk(True)  # nothing to talk to: said in plain words, no crash
+        assert "not running" in w.status.reply_text()
+    finally:
+        w.shutdown()

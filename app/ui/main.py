@@ -302,6 +302,7 @@ class MainWindow(QMainWindow):
         link.event.connect(self._on_voice_event)
         link.level.connect(lambda rms, _peak: self.status.set_level(rms))
         link.failed.connect(self._on_voice_failed)
+        link.no_microphone.connect(self._on_no_microphone)
         self.voice = link
         self.status.set_listening("off", "Voice starting\u2026")
         link.start(self.mode, source)
@@ -315,6 +316,11 @@ class MainWindow(QMainWindow):
     def stop_speaking(self) -> bool:
         """The Stop button and Esc: stop the spoken reply. True when something was playing."""
         return self.voice.stop_speaking() if self.voice is not None else False
+
+    def _on_no_microphone(self, message: str) -> None:
+        self.show_listening("off", NO_MIC_SHORT)
+        self.status.add_problem("warning", message)
+        self.trace.add_line(f"voice: {message}", "warning")
 
     def _on_voice_failed(self, message: str) -> None:
         self.show_listening("off", "Voice unavailable")
@@ -338,10 +344,9 @@ class MainWindow(QMainWindow):
             message = str(data.get("message", "")) or "Voice error."
             code = str(data.get("code", ""))
             if code == "no-microphone":
-                self.status.add_problem("warning", message)
-                self.show_listening("off", NO_MIC_SHORT)
-            else:
-                self.status.set_reply(message, False)
+                self._on_no_microphone(message)
+                return
+            self.status.set_reply(message, False)
             self.trace.add_line(f"voice: {message}", "warning")
         elif etype == "stop":
             self.trace.add_line("voice: stopped" + (" speaking" if data.get("interrupted_tts")

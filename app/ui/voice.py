@@ -28,6 +28,17 @@ PipelineFactory = Callable[[Any, str], Any]
 
 
 def default_factory(handler: Any, mode: str) -> Any:
+    """:func:`~app.voice.pipeline.make_pipeline`; in realtime mode it first checks that there is
+    an input device (raising ``NoMicrophone``) so a machine without one never loads Whisper."""
+    from app.voice.audio import NoMicrophone, list_input_devices  # noqa: PLC0415
+
+    if mode == "realtime":
+        try:
+            inputs = list_input_devices()
+        except Exception as exc:  # noqa: BLE001 - no audio library: no microphone
+            raise NoMicrophone(f"the audio devices could not be listed: {exc}") from exc
+        if not inputs:
+            raise NoMicrophone("no input device is available")
     from app.voice.pipeline import make_pipeline  # noqa: PLC0415 - heavy (Whisper)
 
     return make_pipeline(handler, mode)
@@ -39,6 +50,7 @@ class VoiceLink(QObject):
     event = Signal(object)  # app.voice.events.PipelineEvent
     level = Signal(float, float)  # (rms dBFS, peak dBFS)
     failed = Signal(str)  # the pipeline could not be built: plain words
+    no_microphone = Signal(str)  # realtime without an input device: the plain sentence
     started = Signal()
 
     def __init__(self, handler: Callable[..., dict[str, Any]],
@@ -67,8 +79,14 @@ class VoiceLink(QObject):
         return self.pipeline is not None
 
     def _build(self, mode: str, source: Any) -> None:
+        from app.voice.audio import NoMicrophone  # noqa: PLC0415
+
         try:
             pipeline = self._factory(self._handler, mode)
+        except NoMicrophone as exc:
+            log.info("no microphone: %s", exc.detail)
+            emit(self.no_microphone, str(exc))
+            return
         except Exception as exc:  # noqa: BLE001 - the console runs on without voice
             log.exception("the voice pipeline could not start")
             emit(self.failed, "Voice control could not start "
