@@ -206,13 +206,15 @@ def _quiet(fn: Callable[[], Any]) -> tuple[Any, str]:
 
 
 def _last_json(text: str) -> dict[str, Any] | None:
-    """The JSON object a script printed (the whole output, else its last line)."""
+    """The JSON object a script printed: the whole output, else the last line that is one
+    (log lines may follow it when stderr is merged)."""
     text = text.strip()
-    for candidate in (text, text.splitlines()[-1] if text else ""):
-        with contextlib.suppress(ValueError):
-            obj = json.loads(candidate)
-            if isinstance(obj, dict):
-                return obj
+    for candidate in (text, *reversed(text.splitlines())):
+        if candidate.startswith("{"):
+            with contextlib.suppress(ValueError):
+                obj = json.loads(candidate)
+                if isinstance(obj, dict):
+                    return obj
     return None
 
 
@@ -454,17 +456,22 @@ def _bench_llm_prefix(cfg: BenchConfig) -> dict[str, Any]:
         # In a child process: bench_llm loads its own copy of the model (it clears caches and
         # contexts at will), which would otherwise double this process's peak memory next to
         # the shared runtime; a crash inside llama.cpp also stays in the child.
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, str(SCRIPTS / "bench_llm.py"), "--model-id", model_id,
              "--stages", "decide", "--skip-tier", "--repeat", str(cfg.llm_repeat),
              "--out", str(out)],
-            capture_output=True, text=True, check=False, timeout=3600)
-        for line in proc.stderr.splitlines():
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        tail: list[str] = []
+        for line in proc.stdout:  # its per-stage lines are the progress of a long section
             if line.startswith("[bench]"):
-                cfg.progress("  " + line)
-        if proc.returncode != 0 or not out.is_file():
-            why = ((_last_json(proc.stdout) or {}).get("error")
-                   or f"bench_llm exited with {proc.returncode}: {proc.stderr.strip()[-300:]}")
+                cfg.progress("  " + line.rstrip())
+            tail = [*tail[-40:], line]
+        rc = proc.wait()
+        if rc != 0 or not out.is_file():
+            text = "".join(tail)
+            why = ((_last_json(text) or {}).get("error")
+                   or f"bench_llm exited with {rc}: {text.strip()[-300:]}")
             raise RuntimeError(why)
         raw = json.loads(out.read_text())
     stages = raw.get("stages", {})
