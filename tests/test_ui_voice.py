@@ -297,7 +297,7 @@ def test_no_microphone_is_reported_and_touch_still_works(qtbot, monkeypatch,
         w.shutdown()
 
 
-def test_no_input_device_never_loads_whisper(qtbot, monkeypatch) -> None:
+def test_no_input_device_never_loads_whisper(qtbot, monkeypatch, demo_loaded) -> None:
     from app.voice import audio, pipeline
 
     monkeypatch.setattr(audio, "list_input_devices", lambda: [])
@@ -313,6 +313,8 @@ def test_no_input_device_never_loads_whisper(qtbot, monkeypatch) -> None:
         sentence = "No microphone was found; touch and text commands still work."
         qtbot.waitUntil(lambda: sentence in w.status.problem.toolTip(), timeout=5000)
         assert "No microphone" in w.status.listening.text()
+        w.set_loaded(demo_loaded)  # the case loads after voice gave up: the sentence stays
+        assert sentence in w.status.problem.toolTip()
         w.push_to_talk(True)  # nothing to talk to: said in plain words, no crash
         assert "not running" in w.status.reply_text()
     finally:

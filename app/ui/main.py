@@ -174,6 +174,7 @@ class MainWindow(QMainWindow):
         self._voice_factory = voice_factory
         self.voice: VoiceLink | None = None
         self._ptt_down: set[int] = set()
+        self._voice_problems: list[tuple[str, str]] = []
         self.voice_source_after_load: Any = None  # synthesized clips: start once the case is in
         self._hold_result_s = hold_result_s
         self._hold_until = 0.0
@@ -317,14 +318,20 @@ class MainWindow(QMainWindow):
         """The Stop button and Esc: stop the spoken reply. True when something was playing."""
         return self.voice.stop_speaking() if self.voice is not None else False
 
+    def _voice_problem(self, message: str) -> None:
+        """A voice problem stays in the strip (a case loaded later keeps it)."""
+        if ("warning", message) not in self._voice_problems:
+            self._voice_problems.append(("warning", message))
+        self.status.add_problem("warning", message)
+
     def _on_no_microphone(self, message: str) -> None:
         self.show_listening("off", NO_MIC_SHORT)
-        self.status.add_problem("warning", message)
+        self._voice_problem(message)
         self.trace.add_line(f"voice: {message}", "warning")
 
     def _on_voice_failed(self, message: str) -> None:
         self.show_listening("off", "Voice unavailable")
-        self.status.add_problem("warning", message)
+        self._voice_problem(message)
         self.trace.add_line(message, "warning")
 
     def _on_voice_event(self, ev: Any) -> None:
@@ -430,7 +437,8 @@ class MainWindow(QMainWindow):
             self.feed = None
             self.render_loop.set_feed(None)
             self.scene.set_notice("No case loaded", loaded.error)
-            self.status.set_problems([("error", loaded.error or "No case was loaded.")])
+            self.status.set_problems([("error", loaded.error or "No case was loaded.")]
+                                     + self._voice_problems)
             self.trace.add_line(loaded.error or "No case was loaded.", "error")
             self.touch.set_no_case(True)
             self.render_loop.poke()
@@ -442,7 +450,8 @@ class MainWindow(QMainWindow):
             self.state.set_case(case.context())
         problems = [(p.severity, p.message) for p in case.problems]
         problems += [("warning", n) for n in loaded.notes]
-        self.status.set_problems([p for p in problems if p[0] != "info"])
+        self.status.set_problems([p for p in problems if p[0] != "info"]
+                                 + self._voice_problems)
         self.status.set_case(f"Case: {case.name}")
         for severity, message in problems:
             self.trace.add_line(f"case: {message}", severity)
