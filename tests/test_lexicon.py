@@ -1462,3 +1462,15 @@ def test_taking_things_off_the_screen(setup, text, expected):
     want = [(a, {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()})
             for a, p in expected]
     assert got == want
+
+
+@pytest.mark.parametrize("setup, text, expected", [
+    ("show the bmi", "that's enough patient info", [("IR.HIDE", {})]),
+    ("show the 3d model", "enough of the model", [("AR.REMOVE", {})]),
+    ("", "how are her lungs functioning", [("IR.SHOW", {"fields": ["pft"]})]),
+])
+def test_enough_and_functioning(setup, text, expected):
+    con = Console()
+    if setup:
+        con.say(setup)
+    assert con.say(text) == expected

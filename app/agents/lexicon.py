@@ -196,8 +196,8 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("male", "or", "female"), ("age", "sex")),
 ]
 # "breathing tests", "lung function values": a word about breathing with a measurement noun
-_PFT_QUALIFIERS = {"lung", "pulmonary", "respiratory", "breathing", "spirometry", "spirometric",
-                   "ventilatory", "pft"}
+_PFT_QUALIFIERS = {"lung", "lungs", "pulmonary", "respiratory", "breathing", "spirometry",
+                   "spirometric", "ventilatory", "pft"}
 _PFT_NOUNS = {"function", "test", "testing", "value", "result", "number", "measurement",
               "capacity", "study", "volume", "parameter", "figure", "score", "stat", "reading",
               "data", "report"}
@@ -245,7 +245,7 @@ QUESTION_WORDS = {"what", "how", "where", "which", "who", "when", "whats", "is",
                   "do", "can", "could"}
 # The words of a negated request ("I don't need …", "no longer needed"), read by hide.
 _NEGATION = {"not", "no", "longer", "anymore", "needed", "required", "necessary", "wanted",
-             "need", "want", "any", "more", "show", "display", "see"}
+             "need", "want", "any", "more", "show", "display", "see", "enough"}
 REPEAT_WORDS = {"again", "more", "repeat", "another", "further", "same", "keep", "continue"}
 
 # Words with no meaning of their own here: never counted as left over.
@@ -605,6 +605,9 @@ def clause_intent(c: Clause) -> str:
             "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
             re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
                       r"\boff (the )?(screen|monitor|display|overlay)\b|\b(everything|all) off\b|"
+                      # "that's enough patient info", "enough of the model"
+                      r"(?<!big )(?<!close )(?<!far )(?<!zoomed )\benough (of |with )?(the |that |"
+                      r"this |her |his )?(?!(for|now|please|thanks)\b)[a-z0-9]+|"
                       r"\btake away\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
                       r"\b(turn|switch) (it |them |\w+ )?off\b", text):
         return "hide"
@@ -1664,6 +1667,7 @@ _LEMMA = {
     "initialise": "initialize", "initialized": "initialize", "restoring": "restore",
     "displays": "display", "opens": "open", "zooms": "zoom", "rotates": "rotate",
     "visualizing": "visualize", "erasing": "erase", "deleting": "delete",
+    "functioning": "function", "functions": "function",
 }
 
 
@@ -1841,8 +1845,9 @@ def _is_statement(tokens: list[str]) -> bool:
         if t == ",":
             break
         first.append(t)
-    if not first or set(first) & _STATEMENT_QUESTION_WORDS or "not" in first:
-        return False  # a question, or "the CT is not needed" (a negated request)
+    if not first or set(first) & _STATEMENT_QUESTION_WORDS or {"not", "enough"} & set(first):
+        # a question, a negated request ("the CT is not needed"), or "that's enough X"
+        return False
     if first[0] in _SUBJECT_DETERMINERS:
         for t in first[1:8]:
             if t in _FINITE_VERBS:
