@@ -390,7 +390,7 @@ def real_runtime(tmp_path_factory: pytest.TempPathFactory) -> LocalLlama:
 
 @pytest.fixture(scope="session")
 def real_tier(real_runtime: LocalLlama) -> LLMTier:
-    tier = LLMTier(real_runtime, timeout_s=120.0)
+    tier = LLMTier(real_runtime, timeout_s=900.0)
     handle = tier.warm(background=False)
     assert handle.error is None, handle.error
     return tier
@@ -465,7 +465,7 @@ def test_llama_cpp_server_with_the_small_model(tmp_path: Path) -> None:
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + 600
         while True:
             assert proc.poll() is None, (tmp_path / "server.log").read_text()[-2000:]
             try:
@@ -477,7 +477,7 @@ def test_llama_cpp_server_with_the_small_model(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "llama_cpp.server did not start"
             time.sleep(0.5)
         rt = RemoteOpenAI(url, "small")
-        tier = LLMTier(rt, timeout_s=180.0)
+        tier = LLMTier(rt, timeout_s=900.0)
         assert tier.warm(background=False).error is None
         state = make_state()
         registry = CommandRegistry(state)

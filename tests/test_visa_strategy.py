@@ -259,7 +259,7 @@ def real_runtime(tmp_path_factory: pytest.TempPathFactory) -> LocalLlama:
 
 @pytest.mark.slow
 def test_real_model_visa_run(real_runtime: LocalLlama) -> None:
-    visa = VisaStrategy(real_runtime, timeout_s=120.0)
+    visa = VisaStrategy(real_runtime, timeout_s=900.0)
     assert visa.warm(background=False).error is None
     state = make_state()
     d, flow, cycles, ms = visa.run("coronal plus 100", state, Memory())
