@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.agents.decision import Memory  # noqa: E402
+from app.agents.factory import SEMANTIC_CONSULT_BELOW  # noqa: E402
 from app.agents.interpreter import FastInterpreter  # noqa: E402
 from app.agents.lexicon import ACCEPT, LexiconTier  # noqa: E402
 from app.agents.orchestrator import Orchestrator  # noqa: E402
@@ -41,7 +42,8 @@ from app.core.state import CaseContext, ConsoleState  # noqa: E402
 from app.eval.harness import default_case, run_eval  # noqa: E402
 
 SETS = {"dev": ROOT / "datasets" / "dev.jsonl",
-        "paraphrase": ROOT / "datasets" / "paraphrase_dev.jsonl"}
+        "paraphrase": ROOT / "datasets" / "paraphrase_dev.jsonl",
+        "paraphrase2": ROOT / "datasets" / "paraphrase_dev2.jsonl"}
 
 
 class _TimedTier:
@@ -50,6 +52,7 @@ class _TimedTier:
     def __init__(self, tier: SemanticTier) -> None:
         self.tier = tier
         self.name = tier.name
+        self.consult_below = getattr(tier, "consult_below", ACCEPT)
         self.calls: list[float] = []
         self.texts: set[str] = set()
 
@@ -136,7 +139,7 @@ def tier_false_accepts(tier: SemanticTier, paths: list[Path]) -> tuple[int, int,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", default="dev,paraphrase", help="comma list of: dev, paraphrase")
+    ap.add_argument("--sets", default="dev,paraphrase", help="comma list of: dev, paraphrase, paraphrase2")
     ap.add_argument("--data", action="append", default=[], metavar="JSONL",
                     help="another dataset to score (repeatable); never the test split")
     ap.add_argument("--show-failures", action="store_true",
@@ -151,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         SETS[Path(extra).stem] = Path(extra)
         names.append(Path(extra).stem)
     tier = SemanticTier()
+    tier.consult_below = SEMANTIC_CONSULT_BELOW  # type: ignore[attr-defined] # as the console
     t0 = time.perf_counter()
     if not tier.warm():
         print(f"semantic tier unavailable: {tier.reason}")

@@ -1474,3 +1474,109 @@ def test_enough_and_functioning(setup, text, expected):
     if setup:
         con.say(setup)
     assert con.say(text) == expected
+
+
+# ---------------------------------------------------------------- self-corrections, lead-ins
+@pytest.mark.parametrize("before, text, expected", [
+    ([], "rotate left, no, right", [("AR.ROTATE", {"direction": "right"})]),
+    ([], "show the BMI, I mean the weight", [("IR.SHOW", {"fields": ["weight"]})]),
+    ([], "show the left lung, or rather the right lung",
+     [("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
+                                  "right_upper_lobe"]})]),
+    (["show the ct", "sagittal 200"], "sorry, 250", [("IV.SHOW_MOVE", {"sagittal": 250})]),
+    # a relative move already made: the correction only makes up the difference
+    (["show the ct", "axial up 20"], "sorry, 30", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+    (["show the ct", "zoom in on the axial"], "actually, make it the coronal",
+     [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+    (["show the left lung"], "sorry, I meant the right lung",
+     [("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
+                                  "right_upper_lobe"]})]),
+    (["show the model", "view from the left"], "no, the other side",
+     [("AR.SHOW", {"view": "right"})]),
+    (["show the model", "rotate up"], "no, the other way", [("AR.ROTATE", {"direction": "down"})]),
+    (["show the ct", "move right 30"], "okay now ten the other way",
+     [("IV.SHOW_MOVE", {"sagittal": "-10"})]),
+    # a whole new command after the marker replaces the first
+    ([], "zoom in on the model, no, rotate it left", [("AR.ROTATE", {"direction": "left"})]),
+])
+def test_self_corrections(con, before, text, expected):
+    for b in before:
+        con.say(b)
+    assert con.say(text) == expected
+
+
+def test_no_as_a_word_is_not_a_correction(con):
+    con.say("show the 3d model")
+    assert con.say("no more rotation") == [("AR.ROTATE", {"direction": "static"})]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("would it be possible to also see the FEV1?", [("IR.SHOW", {"fields": ["pft"], "op": "add"})]),
+    ("okay so before we dock, can you put the patient's details up",
+     [("IR.SHOW", {})]),
+    ("sorry, one more thing, can we move the coronal back ten and zoom out?",
+     [("IV.SHOW_MOVE", {"coronal": "-10"}), ("IV.ZOOM_OUT", {})]),
+])
+def test_lead_ins_are_dropped(con, text, expected):
+    assert con.say(text) == expected
+
+
+def test_a_lead_in_alone_stays_out_of_scope(con):
+    assert con.say("before we dock the robot") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("could you take the CT and the patient info off the screen?",
+     [("IV.REMOVE", {}), ("IR.HIDE", {})]),
+    ("show all the patient fields and the operation date",
+     [("IR.SHOW", {"fields": sorted([*IR_ALL_FIELDS, "operation_date"])})]),
+    ("show all the patient info except the weight",
+     [("IR.SHOW", {"fields": sorted(set(IR_ALL_FIELDS) - {"weight"})})]),
+    ("the patient box is in the way", [("IR.HIDE", {})]),
+    ("the CT has to go", [("IV.REMOVE", {})]),
+])
+def test_lists_exceptions_and_dismissals(con, text, expected):
+    con.say("show the ct")
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text, expected_action", [
+    ("the model is too small", "AR.ZOOM_IN"),
+    ("the model is way too big", "AR.ZOOM_OUT"),
+    ("the CT images are too small", "IV.ZOOM_IN_MOVE"),
+])
+def test_complaints_about_the_display_are_requests(con, text, expected_action):
+    con.say("show the 3d model")
+    con.say("show the ct")
+    acts = con.say(text)
+    assert [a for a, _ in acts] == [expected_action]
+
+
+@pytest.mark.parametrize("text", ["the nodule is too small", "her bmi is high"])
+def test_remarks_about_the_patient_are_not_complaints(text):
+    con = Console()
+    acts = con.say(text)
+    assert not acts or con.last is None or con.last.decision.confidence < 0.75
+
+
+def test_a_repeat_after_a_later_tier_repeats_its_plan():
+    """Memory keeps a grammar reading of plans the semantic tier or the LLM decided."""
+    from app.agents.decision import Decision
+    from app.core.registry import Step
+
+    class Fixed:
+        name = "semantic"
+
+        def decide(self, corrected, state, memory):
+            if "apex" in corrected:
+                return Decision(True, [Step("IV.SHOW_MOVE", {"axial": "+10"})], "IV", 0.95,
+                                tier="semantic")
+            return None
+
+    con = Console(FastInterpreter(tiers=[Fixed()]))
+    con.say("show the ct")
+    assert con.say("could we scroll up towards the apex a little") == [
+        ("IV.SHOW_MOVE", {"axial": "+10"})]
+    assert con.memory.to_dict()["readings"]
+    assert con.say("a touch more") == [("IV.SHOW_MOVE", {"axial": "+10"})]
+    assert con.say("the other way") == [("IV.SHOW_MOVE", {"axial": "-10"})]

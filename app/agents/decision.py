@@ -24,6 +24,9 @@ class Decision:
     reason: str = ""  # why invalid / how decided, in plain words
     # Stages' timings and diagnostics for the trace (e.g. LLM cache hit/miss, tokens).
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # A phrase the grammar reads as this same plan, for decisions a later tier made: memory
+    # keeps it so that "again", "a bit more" and "the other way" can repeat the plan.
+    reading: str | None = None
 
     @property
     def agents(self) -> list[str]:
@@ -42,21 +45,39 @@ class Memory:
     last_agent: str | None = None
     recent: list[str] = field(default_factory=list)
     size: int = 3
+    # recent command -> a phrase the grammar reads as the plan that ran (``Decision.reading``)
+    readings: dict[str, str] = field(default_factory=dict)
 
-    def remember(self, corrected: str, agent: str | None) -> None:
+    def remember(self, corrected: str, agent: str | None, reading: str | None = None) -> None:
         if corrected:
             self.recent.append(corrected)
             del self.recent[:-self.size]
+            if reading and reading != corrected:
+                self.readings[corrected] = reading
+            else:
+                self.readings.pop(corrected, None)
+            self.readings = {k: v for k, v in self.readings.items() if k in self.recent}
         if agent:
             self.last_agent = agent
 
+    def reading_of(self, corrected: str) -> str:
+        """What to re-read when this earlier command is repeated."""
+        return self.readings.get(corrected, corrected)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"last_agent": self.last_agent, "recent": list(self.recent)}
+        d: dict[str, Any] = {"last_agent": self.last_agent, "recent": list(self.recent)}
+        if self.readings:
+            d["readings"] = dict(self.readings)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Memory:
         d = d or {}
-        return cls(last_agent=d.get("last_agent"), recent=list(d.get("recent") or [])[-3:])
+        recent = list(d.get("recent") or [])[-3:]
+        raw = d.get("readings")
+        readings = {str(k): str(v) for k, v in raw.items() if k in recent} \
+            if isinstance(raw, dict) else {}
+        return cls(last_agent=d.get("last_agent"), recent=recent, readings=readings)
 
 
 class Tier(Protocol):

@@ -22,7 +22,7 @@ from app.agents.normalize import (
     validate,
 )
 from app.agents.planner import order_steps
-from app.core.registry import Actor, CommandRegistry, CommandResult
+from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
 
 # Below this confidence no tier's decision is carried out: the command counts as not understood.
@@ -131,8 +131,11 @@ class FastInterpreter:
                 if other is None:
                     continue
                 if decision.confidence >= self.accept:
-                    # The grammar was already sure: only a surer, valid reading replaces it.
-                    if other.valid and other.confidence > best.confidence:
+                    # The grammar was already sure: only a surer, valid reading replaces it,
+                    # and not one that merely drops what the grammar read ("all the fields
+                    # and the operation date" is more than "all the fields").
+                    if other.valid and other.confidence > best.confidence and \
+                            not _says_more(decision.steps, other.steps):
                         best = other
                     continue
                 if other.confidence >= self.accept:
@@ -148,7 +151,31 @@ class FastInterpreter:
             why = "Not understood: please say it again in other words."
             decision = replace(decision, valid=False, steps=[], reason=f"{why} ({decision.reason})")
             return done(decision, False, False, why)
+        if decision.tier != self.lexicon.name and decision.reading is None:
+            decision = replace(decision, reading=self.lexicon.reading_of(
+                decision.steps, state, memory))
         return done(decision, True, False, "")
+
+
+def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:
+    """Plan ``a`` is plan ``b`` with more said: the same actions, every parameter of ``b``
+    in ``a`` with the same value or a larger list, and something more."""
+    if [s.action_id for s in a] != [s.action_id for s in b]:
+        return False
+    more = False
+    for sa, sb in zip(a, b, strict=True):
+        pa, pb = dict(sa.params), dict(sb.params)
+        for k, v in pb.items():
+            if k not in pa:
+                return False
+            if isinstance(v, (list, tuple)) and isinstance(pa[k], (list, tuple)):
+                if not set(v) <= set(pa[k]):
+                    return False
+                more = more or set(pa[k]) > set(v)
+            elif pa[k] != v:
+                return False
+        more = more or bool(set(pa) - set(pb))
+    return more
 
 
 def apply(interp: Interpretation, registry: CommandRegistry, actor: Actor | None = None,
@@ -168,7 +195,7 @@ def apply(interp: Interpretation, registry: CommandRegistry, actor: Actor | None
     result = registry.dispatch_plan(steps, actor or Actor(source="voice"))
     if result.ok and memory is not None:
         last_agent = steps[-1].action_id.split(".", 1)[0]
-        memory.remember(interp.corrected, last_agent)
+        memory.remember(interp.corrected, last_agent, interp.decision.reading)
     return result
 
 

@@ -1437,8 +1437,15 @@ def ir_fields(c: Clause) -> list[str] | None:
         elif t == "where" and c.has("tumor", "nodule", "lesion", "cancer", "mass"):
             out.append("tumor_location")
             c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
-    if c.has("all", "everything", "every", "full", "complete", "whole", "entire") and \
-            not out:
+    whole = ("all", "everything", "every", "full", "complete", "whole", "entire")
+    if out and any(c.find_phrase((w, *mid, noun)) >= 0 for w in whole
+                   for mid in ((), ("the",), ("the", "patient"), ("patient",), ("her",),
+                               ("his",), ("of", "the"), ("the", "patients"))
+                   for noun in ("fields", "info", "information", "details", "data")):
+        # "all the patient fields and the operation date": everything, and that too
+        c.use_words({*whole, "fields", "info", "information", "details", "data", "of"})
+        return sorted(dict.fromkeys([*IR_ALL_FIELDS, *out]))
+    if c.has(*whole) and not out:
         c.use_words({"all", "everything", "every", "full", "complete", "whole", "entire",
                      "fields", "field", "info", "information", "data", "details"})
         return list(IR_ALL_FIELDS)
@@ -1446,6 +1453,19 @@ def ir_fields(c: Clause) -> list[str] | None:
         return None
     # age and sex are one display item (DESIGN §4)
     return sorted(dict.fromkeys(out))
+
+
+_EXCEPTIONS = (("except",), ("except", "for"), ("excluding",), ("but", "not"),
+               ("apart", "from"), ("other", "than"), ("besides",), ("minus",), ("without",),
+               ("but", "leave", "out"), ("leaving", "out"))
+
+
+def _exception_at(toks: list[str]) -> tuple[int, int] | None:
+    for k in range(1, len(toks)):
+        for ex in sorted(_EXCEPTIONS, key=len, reverse=True):
+            if tuple(toks[k:k + len(ex)]) == ex:
+                return k, k + len(ex)
+    return None
 
 
 def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
@@ -1468,6 +1488,18 @@ def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     c.use_words(SHOW_VERBS | {"is", "are", "does", "have", "has", "much", "about", "any",
                               "up", "on", "bring", "tell", "me", "know", "the", "whats",
                               "s", "many"})
+    cut = _exception_at(c.toks)
+    if cut is not None:
+        # "everything except the weight": all fields (or those named first) minus the rest
+        i, j = cut
+        named = ir_fields(Clause(c.toks[:i])) or list(IR_ALL_FIELDS)
+        left_out = ir_fields(Clause(c.toks[j:]))
+        if left_out:
+            c.use(*range(len(c.toks)))
+            keep = [f for f in named if f not in left_out and
+                    not ({f, *left_out} <= {"age", "sex"})]
+            if keep:
+                return [Step("IR.SHOW", {"fields": sorted(keep)})]
     params: dict[str, Any] = {}
     if fields is not None and set(fields) != set(IR_ALL_FIELDS):
         params["fields"] = fields
@@ -1502,6 +1534,9 @@ class Analysis:
     step_override: int | None = None  # "20 more": the repeated move with this step
     reverse: bool = False  # "the other way": the repeated move or swing, reversed
     statement: bool = False  # a remark about the case rather than a request
+    # "sorry, 250" / "no, from above": the earlier command this one corrects (its plan is
+    # read again with the new value; a relative CT move then only makes up the difference)
+    replaces: str | None = None
 
     @property
     def agent(self) -> str | None:
@@ -1869,9 +1904,140 @@ def _is_statement(tokens: list[str]) -> bool:
     return False
 
 
+# A complaint about how something looks is a request in disguise ("the model is too small",
+# "the patient box is in the way"): it is rewritten into the request it implies before the
+# statement rule would reject it as a remark. Only these shapes count, so a remark such as
+# "the nodule is small" stays a remark.
+_COMPLAINT_SUBJECTS = _SUBJECT_DETERMINERS | {"it", "they", "everything", "things"}
+_COMPLAINT_LINKS = {"is", "are", "looks", "look", "seems", "seem", "got", "gets", "was",
+                    "were", "appears", "appear"}
+_COMPLAINT_SOFTENERS = {"a", "bit", "little", "way", "far", "much", "really", "still",
+                        "rather", "quite", "kind", "sort", "of", "kinda", "so", "just", "now",
+                        "getting", "very", "pretty", "somewhat", "all", "too"}
+_COMPLAINTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("too", "small"), ("zoom", "in")), (("too", "tiny"), ("zoom", "in")),
+    (("not", "big", "enough"), ("zoom", "in")),
+    (("hard", "to", "see"), ("zoom", "in")), (("hard", "to", "read"), ("zoom", "in")),
+    (("difficult", "to", "see"), ("zoom", "in")), (("difficult", "to", "read"), ("zoom", "in")),
+    (("too", "far", "away"), ("zoom", "in")), (("too", "far", "out"), ("zoom", "in")),
+    (("too", "big"), ("zoom", "out")), (("too", "large"), ("zoom", "out")),
+    (("too", "close"), ("zoom", "out")), (("too", "zoomed", "in"), ("zoom", "out")),
+    (("in", "the", "way"), ("hide",)), (("covering",), ("hide",)), (("blocking",), ("hide",)),
+    (("obstructing",), ("hide",)), (("distracting",), ("hide",)),
+    (("cluttering",), ("hide",)), (("not", "needed"), ("hide",)),
+)
+_DISPLAY_NOUNS = {"model", "3d", "reconstruction", "ct", "scan", "scans", "image", "images",
+                  "view", "views", "slice", "slices", "picture", "pictures", "box", "info",
+                  "information", "text", "panel", "overlay", "window", "windows", "axial",
+                  "coronal", "sagittal", "display", "screen", "details", "data", "lungs",
+                  "anatomy", "rendering"}
+_DISMISS_LINKS = {"has", "have", "needs", "need", "can"}
+_REQUEST_BY_SHOULD = {"bigger": ("zoom", "in"), "larger": ("zoom", "in"),
+                      "smaller": ("zoom", "out")}
+
+
+def _complaint_request(tokens: list[str]) -> list[str] | None:
+    """The request a complaint implies ("the CT images are too small" -> "zoom in ct images"),
+    or None. Only the whole command counts (nothing after a comma), so "the model is in the
+    way, move it" keeps its explicit request."""
+    if not tokens or "," in tokens or tokens[0] not in _COMPLAINT_SUBJECTS:
+        return None
+    link = next((i for i, t in enumerate(tokens[:8]) if t in _COMPLAINT_LINKS
+                 or t in _DISMISS_LINKS or t == "should"), None)
+    if link is None:
+        return None
+    subject = [t for t in tokens[:link] if t not in _COMPLAINT_SUBJECTS]
+    if subject and not set(subject) & _DISPLAY_NOUNS:
+        return None  # "the nodule is too small": a remark about the anatomy, not the screen
+    rest = tokens[link + 1:]
+    if tokens[link] in _DISMISS_LINKS:  # "the CT has to go", "the model can go now"
+        tail = [t for t in rest if t not in ("now", "please", "away", "off")]
+        return ["hide", *subject] if tail in (["to", "go"], ["go"], ["to", "come"]) else None
+    if tokens[link] == "should":  # "the views should be bigger"
+        if rest[:1] == ["be"] and len(rest) >= 2 and rest[-1] in _REQUEST_BY_SHOULD and \
+                all(t in _COMPLAINT_SOFTENERS | {"be", "a", "lot"} for t in rest[1:-1]):
+            return [*_REQUEST_BY_SHOULD[rest[-1]], *subject]
+        return None
+    for i in range(len(rest)):
+        if rest[i] not in _COMPLAINT_SOFTENERS or rest[i] == "too":
+            break
+    else:
+        return None
+    tail = rest[i:]
+    for cue, request in _COMPLAINTS:
+        if tuple(tail[:len(cue)]) == cue:
+            after = tail[len(cue):]
+            # "covering the view" / "too small to read" / "in the way of the video": what
+            # follows only says what is hidden or why
+            if after and request != ("hide",) and after[0] not in ("to", "for", "on", "now"):
+                return None
+            return [*request, *subject]
+    return None
+
+
+# Words that mark a correction and where the corrected part starts.
+_CORRECTION_PAIRS = {("i", "mean"), ("i", "meant"), ("or", "rather"), ("make", "that"),
+                     ("make", "it")}
+_VERBISH = SHOW_VERBS | MOVE_VERBS | ROTATE_VERBS | {"zoom", "hide", "remove", "reset",
+                                                      "add", "rotate", "enlarge"}
+
+
+def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
+    """(start, end) of the last correction marker: ", no," / "sorry," / "I mean" / "or rather"
+    / "make that" (only before a value: "make it the coronal", not "make it bigger")."""
+    found = None
+    n = len(tokens)
+    for i, t in enumerate(tokens):
+        after_pause = i == 0 or tokens[i - 1] == ","
+        nxt = tokens[i + 1] if i + 1 < n else ""
+        if t == "no" and after_pause and nxt and nxt not in ("more", "longer", "need") or t == "sorry" and after_pause and nxt and nxt != ",":
+            found = (i, i + 1)
+        elif t == "sorry" and after_pause and nxt == "," and i + 2 < n:
+            found = (i, i + 2)
+        elif (t, nxt) in _CORRECTION_PAIRS and after_pause:
+            if t == "make" and not (i + 2 < n and (tokens[i + 2] == "the" or
+                                                   _is_num(tokens[i + 2]))):
+                continue
+            found = (i, i + 2)
+    return found
+
+
+def _kinds(tokens: list[str]) -> set[str]:
+    """What sort of value the words are (a number replaces a number, a side a side)."""
+    return {"num" if _is_num(t) else "dir" if t in DIRECTIONS else "word"
+            for t in tokens if t not in ("the", "a", "an")}
+
+
+def _plan_size(steps: Sequence[Step]) -> int:
+    return sum(len(v) if isinstance(v, (list, tuple)) else 1
+               for s in steps for v in dict(s.params).values())
+
+
+_SPLIT_OFF_VERBS = {"take", "get", "put", "move", "clear", "pull", "shift"}
+_SPLIT_OFF_ENDS = (("off",), ("away",), ("out", "of", "the", "way"), ("out", "of", "view"),
+                   ("off", "the", "screen"), ("off", "screen"), ("off", "the", "display"),
+                   ("off", "the", "monitor"), ("away", "from", "the", "screen"))
+
+
+def _hoist_particle(tokens: list[str]) -> list[str]:
+    """"take the CT and the patient info off the screen": a removal verb split from its
+    particle by a list of objects removes every object ("remove the ct and the patient
+    info"); read clause by clause, the first object would be shown."""
+    body = tokens[:-1] if tokens and tokens[-1] in ("please", "now", "too") else tokens
+    for end in sorted(_SPLIT_OFF_ENDS, key=len, reverse=True):
+        if tuple(body[-len(end):]) == end:
+            head = body[:-len(end)]
+            verb = next((i for i, t in enumerate(head) if t in _SPLIT_OFF_VERBS), None)
+            if verb is not None and "and" in head[verb + 1:] and "," not in head[verb + 1:]:
+                return [*head[:verb], "remove", *head[verb + 1:]]
+            break
+    return tokens
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
-    return _drop_discourse(_join_adjective_pairs(_drop_particles(tokens_of(canonical(text)))))
+    return _drop_discourse(_join_adjective_pairs(_drop_particles(
+        _hoist_particle(tokens_of(canonical(text))))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
@@ -1892,8 +2058,23 @@ class LexiconTier:
         tokens = _prepare(corrected)
         repeat_of = None
         step_override = None
+        fixed = self._self_correction(tokens, state, memory)
+        if fixed is not None:
+            tokens, replaced = fixed
+            if replaced is not None:
+                analysis = self.analyse(" ".join(tokens), state, memory)
+                analysis.text, analysis.replaces = corrected, replaced
+                return analysis
         core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")
                 and t not in _APPROXIMATORS]
+        nums = [t for t in core if _is_num(t) and t[0] not in "+-"]
+        if "opposite" in core and len(nums) == 1 and set(core) - set(nums) <= {
+                "opposite", "go", "move", "now", "please", "another", "more"}:
+            prev = self._last_real(memory)
+            if prev is not None:  # "ten the other way"
+                step_override, repeat_of = int(nums[0]), prev
+                return Analysis(corrected, self.analyse(prev, state, memory).clauses,
+                                repeat_of, step_override, True)
         if len(core) == 2 and any(_is_num(t) and t[0] not in "+-" for t in core) and \
                 set(core) & {"more", "another", "further", "again"}:
             prev = self._last_real(memory)
@@ -1914,6 +2095,9 @@ class LexiconTier:
                 return Analysis(corrected, [], None)  # nothing to repeat
             repeat_of = prev
             tokens = _prepare(prev)
+        request = _complaint_request(tokens) if repeat_of is None else None
+        if request is not None:
+            tokens = request
         statement = _is_statement(tokens)
         if statement:
             # "that view is perfect, now zoom in": a remark before the request is no part of
@@ -1936,15 +2120,90 @@ class LexiconTier:
                 rc.agent, rc.source = nxt.agent, "lookahead"
         return Analysis(corrected, routed, repeat_of, step_override, reverse, statement)
 
-    @staticmethod
-    def _last_real(memory: Memory) -> str | None:
+    def _self_correction(self, tokens: list[str], state: ConsoleState, memory: Memory
+                         ) -> tuple[list[str], str | None] | None:
+        """A command that corrects itself or the previous one ("rotate left, no, right",
+        "show the BMI, I mean the weight", "sorry, 250", "no, from above"): the tokens to read
+        instead, and the earlier command replaced (None when the correction is within this
+        command). None when there is no correction marker."""
+        cut = _correction_marker(tokens)
+        if cut is None:
+            return None
+        i, j = cut
+        pre = [t for t in tokens[:i] if t != ","]
+        post = tokens[j:]
+        while post and post[0] in (",", "the"):
+            post = post[1:]
+        while post and post[-1] in (",", "sorry", "please", "then"):
+            post = post[:-1]
+        if post in (["other", "side"], ["other", "one"]):
+            post = ["opposite"]  # "no, the other side"
+        if not post:
+            return (pre, None) if pre else None
+        core = [t for t in post if t not in FILLER]
+        if "opposite" in core or _is_repeat(post):
+            return (post, None) if not pre else None  # "no, the other way": a reversal
+        base, replaced = pre, None
+        if not pre:
+            prev = self._last_real(memory)
+            if prev is None:
+                return post, None
+            base, replaced = _prepare(prev), prev
+        if _has_head(post) and _VERBISH & set(post):
+            return post, None  # a whole new command: "no, zoom in instead"
+        best = self._substitute(base, post, state, memory)
+        if best is None:
+            return post, None
+        return best, replaced
+
+    def _substitute(self, base: list[str], post: list[str], state: ConsoleState,
+                    memory: Memory) -> list[str] | None:
+        """``base`` with one span of it replaced by ``post``, read as the same kind of plan
+        with a different value; the best-read such candidate, or None."""
+        ref = self.decide(" ".join(base), state, memory)
+        if ref is None or not ref.steps:
+            return None
+        ref_ids = [s.action_id for s in ref.steps]
+        ref_size = _plan_size(ref.steps)
+        best: tuple[float, list[str]] | None = None
+        n = len(base)
+        for a in range(n):
+            for b in range(a + 1, min(n, a + 4) + 1):
+                span = base[a:b]
+                if "," in span or set(span) & _VERBISH:
+                    continue
+                cand = base[:a] + post + base[b:]
+                d = self.decide(" ".join(cand), state, memory)
+                if d is None or not d.steps or d.confidence < self.accept or \
+                        [s.action_id for s in d.steps] != ref_ids or _same_steps(d.steps,
+                                                                                 ref.steps):
+                    continue
+                score = d.confidence - 0.1 * abs(_plan_size(d.steps) - ref_size) \
+                    - 0.01 * len(span) + (0.05 if _kinds(span) == _kinds(post) else 0.0)
+                if best is None or score > best[0]:
+                    best = (score, cand)
+        return None if best is None else best[1]
+
+    def reading_of(self, steps: Sequence[Step], state: ConsoleState,
+                   memory: Memory) -> str | None:
+        """A phrase this grammar reads as exactly ``steps`` (checked by reading it back), so a
+        plan another tier decided can be repeated, reversed or stepped ("a bit more")."""
+        phrase = plan_phrase(steps)
+        if phrase is None:
+            return None
+        back = self.decide(phrase, state, memory)
+        if back is None or not _same_steps(back.steps, steps):
+            return None
+        return phrase
+
+    def _last_real(self, memory: Memory) -> str | None:
         for text in reversed(memory.recent):
             toks = tokens_of(text)
             core = [t for t in toks if t not in FILLER and t not in ("slices", "slice", "steps")]
             more = len(core) == 2 and set(core) & {"more", "another", "further", "again"}
             opposite = "opposite" in tokens_of(canonical(text))
             if not _is_repeat(toks) and not more and not opposite:
-                return text
+                return memory.reading_of(text)
         return None
 
     def _route(self, c: Clause, intent: str, before: list[RoutedClause], state: ConsoleState,
@@ -2042,6 +2301,10 @@ class LexiconTier:
             steps = _with_step(steps, analysis.step_override)
             if not steps:
                 leftovers.append(str(analysis.step_override))
+        if analysis.replaces:
+            # the corrected command already moved the CT: only the difference is left to do
+            before = self.decide(analysis.replaces, state, memory)
+            steps = _made_up(steps, before.steps if before else [])
         if analysis.reverse:
             steps = _reversed(steps)
             if not steps:
@@ -2109,6 +2372,8 @@ VOCABULARY: frozenset[str] = frozenset(
 
 
 _OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
+_OPPOSITE_VIEW = {"left": "right", "right": "left", "anterior": "posterior",
+                  "posterior": "anterior", "superior": "inferior", "inferior": "superior"}
 
 
 def _reversed(steps: list[Step]) -> list[Step]:
@@ -2116,12 +2381,35 @@ def _reversed(steps: list[Step]) -> list[Step]:
     if len(steps) != 1:
         return []
     s = steps[0]
+    if s.action_id == "AR.SHOW" and set(s.params) == {"view"} and \
+            s.params["view"] in _OPPOSITE_VIEW:
+        return [Step("AR.SHOW", {"view": _OPPOSITE_VIEW[s.params["view"]]})]
     if s.action_id == "AR.ROTATE" and s.params.get("direction") in _OPPOSITE:
         return [Step("AR.ROTATE", {"direction": _OPPOSITE[s.params["direction"]]})]
     if s.action_id == "IV.SHOW_MOVE" and s.params and all(
             isinstance(v, str) and v[:1] in "+-" for v in s.params.values()):
         return [Step("IV.SHOW_MOVE", {p: _rel(-int(v)) for p, v in s.params.items()})]
     return []
+
+
+def _made_up(steps: list[Step], before: list[Step]) -> list[Step]:
+    """A corrected relative CT move minus the move already made ("up 20" then "sorry, 30":
+    10 more)."""
+    done: dict[str, int] = {}
+    for st in before:
+        if st.action_id == "IV.SHOW_MOVE":
+            for k, v in st.params.items():
+                if isinstance(v, str) and v[:1] in "+-":
+                    done[k] = done.get(k, 0) + int(v)
+    if not done:
+        return steps
+    out = []
+    for st in steps:
+        if st.action_id == "IV.SHOW_MOVE":
+            st = Step(st.action_id, {k: _rel(int(v) - done[k]) if k in done and isinstance(
+                v, str) and v[:1] in "+-" else v for k, v in st.params.items()})
+        out.append(st)
+    return out
 
 
 def _with_step(steps: list[Step], step: int) -> list[Step]:
@@ -2162,6 +2450,12 @@ def merge_steps(steps: list[Step]) -> list[Step]:
 def _merge_show(a: Step, b: Step) -> Step | None:
     pa, pb = dict(a.params), dict(b.params)
     key = "fields" if a.action_id == "IR.SHOW" else "structures"
+    if not pa and key == "fields" and pb.get("fields"):
+        # "all the patient fields and the operation date as well" / "... but not the weight"
+        everything = set(IR_ALL_FIELDS)
+        fields = everything - set(pb["fields"]) if pb.get("op") == "remove" else \
+            everything | set(pb["fields"])
+        return replace(b, params={"fields": sorted(fields)})
     if not pa:
         return b  # "show the model and go to the surgical view"
     if not pb:
@@ -2180,3 +2474,80 @@ __all__ = [
     "ACCEPT", "VOCABULARY", "Analysis", "canonical", "Clause", "LexiconTier", "agent_scores", "ar_structures",
     "clause_intent", "ir_fields", "iv_moves", "merge_steps", "split_clauses",
 ]
+
+
+# ------------------------------------------------------------------ plans back to words
+def _spoken(key: str) -> str:
+    return "nodules" if key == "lung_nodules" else key.replace("_", " ")
+
+
+def _slice_words(plane: str, value: Any) -> str:
+    v = str(value)
+    if v in ("middle", "max", "min"):
+        return f"{plane} to the {'middle' if v == 'middle' else v + 'imum'}"
+    if v[:1] in "+-":
+        return f"{plane} {'plus' if v[0] == '+' else 'minus'} {v[1:]}"
+    return f"{plane} slice {v}"
+
+
+def _step_phrase(step: Step) -> str | None:
+    agent, action = step.action_id.split(".", 1)
+    p = dict(step.params)
+    op = p.get("op", "set")
+    if agent == "IR":
+        if action == "SHOW":
+            fields = " and ".join(_spoken(f) for f in p.get("fields") or ())
+            if not fields:
+                return "show all the patient information"
+            return {"set": f"show only the patient {fields}", "add": f"add the patient {fields}",
+                    "remove": f"remove the patient {fields}"}.get(op)
+        return {"HIDE": "hide the patient information",
+                "RESET": "reset the patient information"}.get(action)
+    if agent == "IV":
+        moves = [_slice_words(pl, p[pl]) for pl in ("axial", "coronal", "sagittal") if pl in p]
+        if p.get("window"):
+            moves.append(f"{_spoken(str(p['window']))} window")
+        if action == "SHOW_MOVE":
+            return ", ".join(moves) if moves else "show the ct"
+        if action == "ZOOM_IN_MOVE":
+            head = f"zoom in on the {p['plane']} ct view" if p.get("plane") else "zoom in the ct"
+            return ", ".join([head, *moves])
+        return {"ZOOM_OUT": "zoom out the ct", "REMOVE": "remove the ct",
+                "RESET": "reset the ct"}.get(action)
+    if action == "SHOW":
+        parts = []
+        names = " and ".join(_spoken(x) for x in p.get("structures") or ())
+        if names:
+            parts.append({"set": f"show only the {names} on the model",
+                          "add": f"add the {names} to the model",
+                          "remove": f"remove the {names} from the model"}.get(op, ""))
+        if p.get("view"):
+            parts.append(f"{_spoken(str(p['view']))} view of the model")
+        return ", ".join(x for x in parts if x) or "show the 3d model"
+    if action == "ROTATE":
+        d = p.get("direction")
+        return "stop rotating the model" if d == "static" else f"rotate the model {d}"
+    if action == "ZOOM_IN":
+        t = p.get("target")
+        return f"zoom in on the {_spoken(str(t))} on the model" if t else "zoom in the model"
+    return {"ZOOM_OUT": "zoom out the model", "REMOVE": "remove the model",
+            "RESET": "reset the model"}.get(action)
+
+
+def plan_phrase(steps: Sequence[Step]) -> str | None:
+    """Words for a plan (one clause per step), or None when a step has none."""
+    parts = [_step_phrase(st) for st in steps]
+    if not parts or any(x is None for x in parts):
+        return None
+    return " and then ".join(x for x in parts if x)
+
+
+def _same_steps(a: Sequence[Step], b: Sequence[Step]) -> bool:
+    def norm(st: Step) -> tuple[str, str]:
+        params = dict(st.params)
+        if st.action_id == "IR.SHOW" and params.get("fields"):
+            # age and sex are one display item (DESIGN §4)
+            params["fields"] = sorted({"age" if f == "sex" else f for f in params["fields"]})
+        return st.action_id, repr(sorted((k, tuple(v) if isinstance(v, (list, tuple)) else v)
+                                         for k, v in params.items()))
+    return [norm(x) for x in a] == [norm(x) for x in b]

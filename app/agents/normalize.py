@@ -577,6 +577,42 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
     return word if ok and (tok[0] == word[0] or same_sound) else None
 
 
+# Lead-ins before the request itself: a time clause ("before we dock, ..."), an aside
+# ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
+# the last step ("that's too much, go down three"). Dropped only when a request follows.
+_LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh", "sorry"}
+_LEAD_CLAUSES = (("before", "we"), ("after", "we"), ("while", "we"), ("once", "we"),
+                 ("when", "we"), ("one", "more", "thing"), ("one", "last", "thing"),
+                 ("another", "thing"), ("quick", "question"), ("while", "you", "are", "at", "it"),
+                 ("if", "you", "get", "a", "chance"), ("when", "you", "get", "a", "chance"),
+                 ("when", "you", "have", "a", "moment"), ("too", "much"), ("too", "far"),
+                 ("is", "too", "much"), ("is", "too", "far"), ("that", "is", "too", "much"),
+                 ("that", "is", "too", "far"), ("it", "is", "too", "much"),
+                 ("it", "is", "too", "far"), ("way", "too", "much"), ("way", "too", "far"))
+_POLITE_FRAMES = (("would", "it", "be", "possible", "to"), ("is", "it", "possible", "to"),
+                  ("would", "you", "be", "able", "to"), ("could", "you", "possibly"),
+                  ("do", "you", "think", "you", "could"), ("would", "it", "be", "ok", "to"),
+                  ("would", "it", "be", "okay", "to"))
+
+
+def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
+    i = 0
+    while i < len(tokens) and tokens[i] in _LEAD_OPENERS | {","}:
+        i += 1
+    for lead in _LEAD_CLAUSES:
+        if tuple(tokens[i:i + len(lead)]) == lead and "," in tokens[i + len(lead):]:
+            cut = tokens.index(",", i + len(lead))
+            rest = tokens[cut + 1:]
+            said = " ".join(rest)
+            if len(rest) >= 2 and (has_domain_content(said) or sounds_like_command(said)):
+                return _drop_lead_in(rest)[0], " ".join(tokens[:cut + 1])
+    for frame in _POLITE_FRAMES:
+        n = len(frame)
+        if tuple(tokens[i:i + n]) == frame and len(tokens) > i + n:
+            return tokens[:i] + tokens[i + n:], " ".join(frame)
+    return tokens, ""
+
+
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -597,6 +633,9 @@ def correct(text: str, lexicon: Lexicon | None = None,
             return new
         joined = pat.sub(_sub, joined)
     tokens = joined.split()
+    tokens, lead = _drop_lead_in(tokens)
+    if lead:
+        changes.append((lead, "", "a lead-in, not part of the command"))
     out: list[str] = list(tokens)
     for i, tok in enumerate(tokens):
         if tok in _CONFUSIONS:

@@ -207,7 +207,8 @@ class Orchestrator:
             stages["decide"]["error"] = result.message
             record["reply"] = Reply(False, result.message)
             return record
-        self.memory.remember(corrected, agents[-1] if agents else decision.agent)
+        self.memory.remember(corrected, agents[-1] if agents else decision.agent,
+                             decision.reading)
         text = result.message
         if result.notes:
             text += " " + " ".join(result.notes)

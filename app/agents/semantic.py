@@ -541,6 +541,12 @@ class SemanticTier:
     def _decide(self, corrected: str, state: ConsoleState, memory: Memory) -> Decision | None:
         t0 = time.perf_counter()
         analysis = self.lexicon.analyse(corrected, state, memory)
+        if analysis.statement:
+            # "her bmi is high": a remark that names a field is no request to show it (the
+            # grammar found a subject and a finite verb; complaints were already rewritten)
+            return Decision(valid=False, steps=[], agent=None, confidence=0.9, tier=self.name,
+                            reason=f"Out of scope: '{corrected}' reads as a remark about the "
+                                   "case, not a console command.")
         if not analysis.clauses or analysis.repeat_of or analysis.step_override is not None \
                 or analysis.reverse:
             return None  # repeats and "the other way" are memory operations: the lexicon's
