@@ -1505,9 +1505,11 @@ def test_self_corrections(con, before, text, expected):
     assert con.say(text) == expected
 
 
-def test_no_as_a_word_is_not_a_correction(con):
+@pytest.mark.parametrize("text", ["no more rotation", "no spinning please"])
+def test_no_as_a_word_is_not_a_correction(con, text):
     con.say("show the 3d model")
-    assert con.say("no more rotation") == [("AR.ROTATE", {"direction": "static"})]
+    con.say("rotate left")
+    assert con.say(text) == [("AR.ROTATE", {"direction": "static"})]
 
 
 @pytest.mark.parametrize("text, expected", [

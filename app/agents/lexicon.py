@@ -1990,7 +1990,11 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
     for i, t in enumerate(tokens):
         after_pause = i == 0 or tokens[i - 1] == ","
         nxt = tokens[i + 1] if i + 1 < n else ""
-        if t == "no" and after_pause and nxt and nxt not in ("more", "longer", "need") or t == "sorry" and after_pause and nxt and nxt != ",":
+        # "no" corrects only after or before a pause ("left, no, right"; "no, 250"): "no
+        # nodules" / "no spinning" are requests
+        if t == "no" and nxt and nxt not in ("more", "longer", "need") and (
+                nxt == "," or i > 0 and tokens[i - 1] == ",") or \
+                t == "sorry" and after_pause and nxt and nxt != ",":
             found = (i, i + 1)
         elif t == "sorry" and after_pause and nxt == "," and i + 2 < n:
             found = (i, i + 2)
