@@ -53,6 +53,11 @@ def _build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="tiny sizes, one run each (smoke test)")
     b.add_argument("--skip", default="", help="comma list of sections to skip: interpreter, "
                    "llm, strategies (visa), console, stt, data, memory")
+    b.add_argument("--dataset", type=Path, default=None,
+                   help="commands for the interpreter and strategies sections "
+                        "(default datasets/dev.jsonl)")
+    b.add_argument("--visa-per-session", type=int, default=None,
+                   help="first N commands of each session for fast vs visa (default 2)")
     return p
 
 

@@ -627,7 +627,8 @@ def section_strategies(cfg: BenchConfig, ctx: dict[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {"commands": len(rows), "visa_warm_s": round(visa_warm_s, 2),
                            "visa_warm_error": getattr(handle, "error", None),
-                           "note": "first commands of each dev session; the visa strategy "
+                           "note": f"first commands of each session of {full.path.name}; the "
+                                   "visa strategy "
                                    "costs tens of seconds per command, so the set is small"}
     traces: dict[str, list[dict[str, Any]]] = {}
     for strategy in ("fast", "visa"):
@@ -1202,8 +1203,13 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    extra: dict[str, Any] = {}
+    if getattr(args, "dataset", None):
+        extra["dataset"] = Path(args.dataset)
+    if getattr(args, "visa_per_session", None):
+        extra["visa_per_session"] = max(1, int(args.visa_per_session))
     cfg = BenchConfig(out=Path(getattr(args, "out", None) or "bench-out"),
-                      quick=bool(getattr(args, "quick", False)), skip=skip)
+                      quick=bool(getattr(args, "quick", False)), skip=skip, **extra)
     report = run_bench(cfg)
     for g in report["goals"]:
         mark = {True: "ok  ", False: "MISS", None: "    "}[g["met"]]
