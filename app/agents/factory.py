@@ -42,6 +42,7 @@ class InterpreterConfig:
 def build_interpreter(config: InterpreterConfig | None = None) -> FastInterpreter:
     config = config or InterpreterConfig.from_env()
     tiers: list[Any] = []
+    problems: dict[str, str] = {}  # tier name -> why it could not start (the UI says so)
     if config.semantic:
         try:
             from app.agents.semantic import SemanticTier
@@ -51,6 +52,7 @@ def build_interpreter(config: InterpreterConfig | None = None) -> FastInterprete
             tiers.append(sem)
         except Exception as exc:  # noqa: BLE001 - a tier that cannot start must not stop the console
             log.warning("semantic tier unavailable: %s", exc)
+            problems["semantic"] = str(exc) or type(exc).__name__
     if config.llm:
         try:
             from app.agents.llm_runtime import make_runtime
@@ -59,7 +61,10 @@ def build_interpreter(config: InterpreterConfig | None = None) -> FastInterprete
             tiers.append(LLMTier(make_runtime(config.llm_config), timeout_s=config.llm_timeout_s))
         except Exception as exc:  # noqa: BLE001
             log.warning("LLM tier unavailable: %s", exc)
-    return FastInterpreter(tiers=tiers)
+            problems["llm"] = str(exc) or type(exc).__name__
+    interpreter = FastInterpreter(tiers=tiers)
+    interpreter.tier_problems = problems  # type: ignore[attr-defined]
+    return interpreter
 
 
 def start_warmup(interpreter: FastInterpreter, progress: Any = None) -> list[Any]:

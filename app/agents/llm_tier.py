@@ -171,6 +171,11 @@ class LLMTier:
         self.confidence = confidence
         # validate() needs only the action table; the state here is never dispatched to.
         self._registry = CommandRegistry(ConsoleState())
+        # While the start-up warm-up runs the model is loading or computing prefixes; a call
+        # then would wait for the load and compute its own prefix (seconds, up to the
+        # timeout), so the tier abstains at once and the fast tiers answer alone.
+        self.abstain_while_warming = True
+        self._warming: WarmHandle | None = None
 
     # -- warm-up ---------------------------------------------------------------------------
     def prompts(self) -> list[StagePrompt]:
@@ -183,7 +188,15 @@ class LLMTier:
         stages = self.prompts()
         if first:
             stages.sort(key=lambda s: s.stage != first)
-        return self.runtime.warm(stages, progress, background=background)
+        handle = self.runtime.warm(stages, progress, background=background)
+        self._warming = handle
+        return handle
+
+    @property
+    def warming(self) -> bool:
+        """A warm-up started by :meth:`warm` is still running (``decide`` abstains then)."""
+        handle = self._warming
+        return handle is not None and not handle.done
 
     def prewarm(self, state: ConsoleState, memory: Memory) -> WarmHandle:
         """Warm the likely next stage with the current context (call after each command).
@@ -211,6 +224,9 @@ class LLMTier:
         text = (corrected or "").strip()
         if not text:
             return None  # silence is the memory tier's business (DESIGN §4)
+        if self.abstain_while_warming and self.warming:
+            log.debug("LLM tier abstains on %r: the language model is still warming up", text)
+            return None
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
         agents = prompts.guess_agents(text, memory) if self.progressive else AGENTS

@@ -26,6 +26,9 @@ class Bridge(QObject):
     case_loaded = Signal(object)  # app.ui.loader.LoadedCase
     frame_ready = Signal()  # the render loop has a new frame
     model_error = Signal(str)  # the 3D renderer could not start
+    # The interpreter's start-up warm-up: (phase "progress" | "ready" | "failed" | "off" |
+    # "semantic-failed", fraction 0..1, plain text)
+    warmup = Signal(str, float, str)
 
     def __init__(self, state: ConsoleState, registry: Any, parent: QObject | None = None) -> None:
         super().__init__(parent)

@@ -13,6 +13,11 @@ Threads (ARCHITECTURE "Rendering and threads"):
 - **3D**: :class:`~app.render.anatomy3d.AnatomyWorker` owns the VTK context.
 - **commands**: typed commands run through the orchestrator on
   :class:`~app.ui.commands.CommandRunner`, never on the UI thread.
+- **interpreter warm-up** (:meth:`MainWindow.start_interpreter_warmup`, called by ``run``):
+  builds the shared orchestrator and warms the semantic tier and the LLM's prompt prefixes in
+  the background; the strip shows "Warming the language model N%", then "Language model
+  ready" (or why it is unavailable). Touch, keys and the fast tiers answer meanwhile: the LLM
+  tier abstains until its warm-up is done.
 - **voice** (``--mode realtime|synthesized``): :class:`~app.ui.voice.VoiceLink` builds the
   voice pipeline on a thread; it listens on its own thread and its commands go through the
   *same* orchestrator (one command at a time) and registry lock as typed ones. Its events reach
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import threading
 import time
@@ -84,6 +90,20 @@ SCREENSHOT_TIMEOUT_S = 180.0
 PUSH_TO_TALK_KEYS = (Qt.Key.Key_Space, Qt.Key.Key_F12)  # F12: a foot pedal mapped to a key
 HOLD_RESULT_S = 1.0  # "done" / "rejected" stay on the indicator at least this long
 NO_MIC_SHORT = "No microphone"
+WARMUP_NICE = 10  # the warm-up's threads yield the cores to the case loader, UI and commands
+WARMUP_CASE_WAIT_S = 20.0  # the LLM warm-up starts once the case is in (or after this long)
+WARMUP_READY_HIDE_S = 5.0  # "Language model ready" stays this long, then the indicator hides
+LLM_UNAVAILABLE = ("Language model unavailable: {reason} \u2014 the other tiers, touch and keys "
+                   "still work.")
+_LOAD_LEAD = "The language model could not be loaded: "
+
+
+def llm_unavailable_text(reason: str) -> str:
+    """The strip's plain warning for a language model that could not start."""
+    reason = " ".join(str(reason or "").split()).rstrip(".")
+    if reason.startswith(_LOAD_LEAD):
+        reason = reason[len(_LOAD_LEAD):]
+    return LLM_UNAVAILABLE.format(reason=reason or "it could not start")
 
 
 class _SerialOrchestrator:
@@ -99,6 +119,18 @@ class _SerialOrchestrator:
             if kw.get("stt") is None:
                 return self.inner.handle_text(text)
             return self.inner.handle_text(text, **kw)
+
+
+def _lower_thread_priority(nice: int) -> None:
+    """Raise the calling thread's nice value by ``nice`` (Linux: per thread, inherited by the
+    threads it starts, e.g. llama.cpp's workers). Best effort; a no-op elsewhere."""
+    if not hasattr(os, "setpriority") or not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError:
+        log.debug("could not lower the warm-up's priority", exc_info=True)
 
 
 def _step_text(action_id: str, params: Any) -> str:
@@ -168,6 +200,12 @@ class MainWindow(QMainWindow):
         self._shared: _SerialOrchestrator | None = None
         self.runner = CommandRunner(self.shared_orchestrator, emitter(self.bridge.trace_record),
                                     lambda msg: emit(self.bridge.message, "warning", msg))
+        self._warm_thread: threading.Thread | None = None
+        self._warm_handles: list[Any] = []
+        self._warm_problems: list[tuple[str, str]] = []
+        self._case_settled = threading.Event()  # set_loaded ran (the case or its failure)
+        self.warmup_case_wait_s = WARMUP_CASE_WAIT_S
+        self.warmup_ready_hide_s = WARMUP_READY_HIDE_S
 
         # -- voice -------------------------------------------------------------------------
         self.mode = mode
@@ -190,6 +228,9 @@ class MainWindow(QMainWindow):
         self._status_timer.setInterval(500)
         self._status_timer.timeout.connect(self._refresh_video_status)
         self._status_timer.start()
+        self._warm_hide_timer = QTimer(self)
+        self._warm_hide_timer.setSingleShot(True)
+        self._warm_hide_timer.timeout.connect(self.status.hide_warmup)
         if start_threads:
             self.render_loop.start()
 
@@ -267,6 +308,7 @@ class MainWindow(QMainWindow):
         b.progress.connect(self._on_progress)
         b.case_loaded.connect(self.set_loaded)
         b.model_error.connect(lambda msg: self._on_message("warning", msg))
+        b.warmup.connect(self._on_warmup)
         self.view.resized.connect(lambda w, h: self.render_loop.set_size((w, h)))
         self.command_box.submitted.connect(self.submit_text)
         self.command_box.undo_requested.connect(lambda: self.undo(TOUCH))
@@ -283,6 +325,137 @@ class MainWindow(QMainWindow):
             if self._shared is None:
                 self._shared = _SerialOrchestrator(self._orch_factory(), self._orch_call_lock)
             return self._shared
+
+    # -- interpreter warm-up ----------------------------------------------------------------------
+    def start_interpreter_warmup(self) -> threading.Thread | None:
+        """Build the shared orchestrator and warm its interpreter's slow tiers (semantic
+        exemplars, LLM prompt prefixes) on a background thread; the strip shows the progress.
+
+        Commands are answered meanwhile: nothing here holds the orchestrator's locks while the
+        tiers warm, the semantic tier abstains until it is ready and the LLM tier abstains while
+        its warm-up runs. A failure is a plain warning in the strip, never a stop. Idempotent;
+        ``run`` calls it at start (the window's constructor does not, so tests load no model).
+        """
+        if self._warm_thread is not None or self._closed or not self.text_available:
+            return self._warm_thread
+        self.status.show_warmup_progress(0.0, "Starting the interpreter\u2026")
+        thread = threading.Thread(target=self._warm_interpreter, name="interpreter-warm",
+                                  daemon=True)
+        self._warm_thread = thread
+        thread.start()
+        return thread
+
+    @property
+    def warming_up(self) -> bool:
+        """The interpreter warm-up thread is still running."""
+        return self._warm_thread is not None and self._warm_thread.is_alive()
+
+    def _post_warmup(self, phase: str, fraction: float, message: str) -> None:
+        if self._closed:
+            return
+        try:
+            emit(self.bridge.warmup, phase, float(fraction), str(message))
+        except RuntimeError:  # the window is gone
+            log.debug("warm-up news after the window closed", exc_info=True)
+
+    def _warm_interpreter(self) -> None:
+        """The warm-up thread (see :meth:`start_interpreter_warmup`)."""
+        post = self._post_warmup
+        try:
+            shared = self.shared_orchestrator()
+            # The orchestrator builds its interpreter lazily: do it here, under the call lock
+            # (a command arriving now needs it built anyway), so there is only one.
+            with self._orch_call_lock:
+                interp = getattr(shared.inner, "interpreter", None)
+        except Exception as exc:  # noqa: BLE001 - the console runs on without the tiers
+            log.exception("the interpreter could not be built for the warm-up")
+            post("failed", 1.0, f"the interpreter could not start ({type(exc).__name__})")
+            return
+        # Built: from here on this thread and the warm-up threads it starts (they inherit it) are
+        # background work, so the case loader, the UI and a command get the cores first.
+        _lower_thread_priority(WARMUP_NICE)
+        tiers = list(getattr(interp, "tiers", None) or [])
+        problems = dict(getattr(interp, "tier_problems", None) or {})
+        llm = next((t for t in tiers if getattr(t, "name", "") == "llm"), None)
+        if llm is None:
+            if problems.get("llm"):
+                post("failed", 1.0, problems["llm"])
+            else:
+                post("off", 1.0, "")
+        if not tiers:
+            return
+        from app.agents.factory import start_warmup
+
+        # The semantic tier first (its cached exemplars load in well under a second and make
+        # the first commands cheaper); the LLM (a ~1 GB model, then seconds of prefix compute
+        # per stage) once the case is in, so that the start-up I/O and CPU go to the case.
+        sem = next((t for t in tiers if getattr(t, "name", "") == "semantic"), None)
+        if sem is not None and hasattr(sem, "start_warm"):
+            try:
+                sem.start_warm()
+            except Exception:  # noqa: BLE001 - start_warmup reports it again
+                log.debug("semantic warm-up could not start", exc_info=True)
+        if llm is not None:
+            post("progress", 0.0, "Waiting for the case to load\u2026")
+            deadline = time.monotonic() + self.warmup_case_wait_s
+            while not self._closed and not self._case_settled.wait(0.25):
+                if time.monotonic() >= deadline:
+                    break
+        if self._closed:
+            return
+
+        def progress(fraction: float, message: str) -> None:
+            post("progress", fraction, message)
+
+        handles = [h for h in start_warmup(interp, progress if llm is not None else None)
+                   if h is not None]
+        self._warm_handles = handles
+        llm_handles = [h for h in handles if hasattr(h, "error")]
+        for h in handles:
+            wait = getattr(h, "wait", None) or getattr(h, "join", None)
+            while not self._closed:
+                done = wait(0.25) if wait is not None else True
+                if done or (done is None and not h.is_alive()):
+                    break
+        if self._closed:
+            return
+        if sem is not None and getattr(sem, "status", "") == "disabled":
+            post("semantic-failed", 1.0, str(getattr(sem, "reason", "") or "disabled"))
+        if llm is None:
+            return
+        if not llm_handles:
+            post("failed", 1.0, "its warm-up could not start")
+            return
+        errors = [str(h.error) for h in llm_handles if getattr(h, "error", None)]
+        if errors:
+            post("failed", 1.0, errors[0])
+        else:
+            post("ready", 1.0, str(getattr(llm_handles[0], "message", "") or ""))
+
+    def _on_warmup(self, phase: str, fraction: float, message: str) -> None:
+        """Warm-up news, on the UI thread."""
+        if self._closed:
+            return
+        if phase == "progress":
+            self.status.show_warmup_progress(fraction, message)
+        elif phase == "ready":
+            self.status.show_warmup_done("Language model ready", message)
+            self.trace.add_line(message or "Language model ready.", "ok")
+            self._warm_hide_timer.start(max(0, round(self.warmup_ready_hide_s * 1000)))
+        elif phase == "off":
+            self.status.hide_warmup()
+        elif phase in ("failed", "semantic-failed"):
+            if phase == "failed":
+                self.status.hide_warmup()
+                text = llm_unavailable_text(message)
+            else:
+                reason = message[:1].upper() + message[1:]
+                text = (f"{reason.rstrip('.')} \u2014 the other tiers, touch and keys still "
+                        "work.")
+            if ("warning", text) not in self._warm_problems:
+                self._warm_problems.append(("warning", text))
+            self.status.add_problem("warning", text)
+            self.trace.add_line(text, "warning")
 
     def _voice_handle(self, text: str, stt: dict[str, Any] | None = None) -> dict[str, Any]:
         """The pipeline's handler (pipeline thread): the shared orchestrator; the trace record
@@ -426,6 +599,7 @@ class MainWindow(QMainWindow):
     def set_loaded(self, loaded: LoadedCase) -> None:
         """Install a loaded case (UI thread). A failed load leaves a running, empty console."""
         self.loaded = loaded
+        self._case_settled.set()
         self.touch.set_loading(False)
         self.status.set_reply("", None)
         if loaded.case is None:
@@ -438,7 +612,7 @@ class MainWindow(QMainWindow):
             self.render_loop.set_feed(None)
             self.scene.set_notice("No case loaded", loaded.error)
             self.status.set_problems([("error", loaded.error or "No case was loaded.")]
-                                     + self._voice_problems)
+                                     + self._voice_problems + self._warm_problems)
             self.trace.add_line(loaded.error or "No case was loaded.", "error")
             self.touch.set_no_case(True)
             self.render_loop.poke()
@@ -451,7 +625,7 @@ class MainWindow(QMainWindow):
         problems = [(p.severity, p.message) for p in case.problems]
         problems += [("warning", n) for n in loaded.notes]
         self.status.set_problems([p for p in problems if p[0] != "info"]
-                                 + self._voice_problems)
+                                 + self._voice_problems + self._warm_problems)
         self.status.set_case(f"Case: {case.name}")
         for severity, message in problems:
             self.trace.add_line(f"case: {message}", severity)
@@ -678,6 +852,14 @@ class MainWindow(QMainWindow):
         self._closed = True
         self._status_timer.stop()
         self._listening_timer.stop()
+        self._warm_hide_timer.stop()
+        for h in self._warm_handles:
+            cancel = getattr(h, "cancel", None)
+            if cancel is not None:  # an LLM warm-up stops at its next step
+                try:
+                    cancel()
+                except Exception:  # noqa: BLE001
+                    log.debug("warm-up cancel failed", exc_info=True)
         app = QApplication.instance()
         if app is not None:
             app.removeEventFilter(self)
@@ -830,6 +1012,7 @@ def run(args: argparse.Namespace) -> int:
     apply_dark_theme(app)
     mode = getattr(args, "mode", "realtime") or "realtime"
     window = MainWindow(mode=mode)
+    window.start_interpreter_warmup()  # touch and the fast tiers answer while it runs
     commands_path = getattr(args, "commands", None)
     if commands_path is not None:
         try:

@@ -1,8 +1,9 @@
 """The status strip, the trace pane and the text command box.
 
 - :class:`StatusStrip`: the voice indicator (every ``ListeningState``, each its own colour and
-  words), a microphone level meter and the Stop button, the last thing heard or typed, the console's last answer (green when done, amber when refused) and what is
-  wrong (case problems, video trouble) in plain words.
+  words), a microphone level meter and the Stop button, the last thing heard or typed, the console's last answer (green when done, amber when refused), the language
+  model's start-up warm-up (words and a small bar, then "ready") and what is wrong (case
+  problems, video trouble, a model that could not start) in plain words.
 - :class:`TracePane`: the last commands, newest first, each with its stages and timings from the
   orchestrator's trace record (DESIGN §5.3); touch and hotkey commands appear too.
 - :class:`CommandBox`: type a command, Enter runs it (on a worker thread, never here).
@@ -82,6 +83,7 @@ class StatusStrip(QFrame):
         self.case_label = _label("", muted=True)
         self.heard = _label("Heard: \u2014")
         self.heard.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.heard.setWordWrap(True)  # a long command wraps instead of widening the window
         self.reply = _label("")
         self.reply.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.reply.setWordWrap(True)
@@ -96,6 +98,15 @@ class StatusStrip(QFrame):
         self.stop_button.setObjectName("voiceStop")
         self.stop_button.setToolTip("Stop the spoken reply (Esc)")
         self.stop_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.warm_label = _label("", muted=True)
+        self.warm_label.setObjectName("warmupLabel")
+        self.warm_bar = QProgressBar()
+        self.warm_bar.setObjectName("warmupBar")
+        self.warm_bar.setRange(0, 100)
+        self.warm_bar.setTextVisible(False)
+        self.warm_bar.setFixedSize(60, 8)
+        self.warm_label.hide()
+        self.warm_bar.hide()
         row.addWidget(self.listening)
         row.addWidget(self.level)
         row.addWidget(self.stop_button)
@@ -103,10 +114,19 @@ class StatusStrip(QFrame):
         row.addWidget(self.reply, 3)
         row.addWidget(self.case_label)
         outer.addLayout(row)
+        # Second line, shown while there is something to say: what is wrong (left) and the
+        # language model's warm-up (right).
+        row2 = QHBoxLayout()
+        row2.setSpacing(10)
         self.problem = _label("")
         self.problem.setWordWrap(True)
+        self.problem.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.problem.hide()
-        outer.addWidget(self.problem)
+        row2.addWidget(self.problem, 1)
+        row2.addStretch(0)
+        row2.addWidget(self.warm_label)
+        row2.addWidget(self.warm_bar)
+        outer.addLayout(row2)
         self._problems: list[tuple[str, str]] = []
         self._video: str | None = None
         self._video_severity = "error"
@@ -139,6 +159,35 @@ class StatusStrip(QFrame):
 
     def reply_text(self) -> str:
         return self.reply.text()
+
+    # -- the language model's warm-up ------------------------------------------------------
+    def show_warmup_progress(self, fraction: float, detail: str = "") -> None:
+        """"Warming the language model 40%" and a small bar (``detail``: the tooltip)."""
+        pct = round(100 * max(0.0, min(1.0, fraction)))
+        self.warm_label.setText(f"Warming the language model {pct}%")
+        self.warm_label.setStyleSheet(f"color: {MUTED_RGB};")
+        self.warm_label.setToolTip(
+            (detail + "\n" if detail else "") + "Touch, keys and most commands work now; "
+            "unusual phrasings are understood once the language model is ready.")
+        self.warm_bar.setValue(pct)
+        self.warm_bar.setToolTip(detail)
+        self.warm_label.show()
+        self.warm_bar.show()
+
+    def show_warmup_done(self, text: str = "Language model ready", detail: str = "") -> None:
+        self.warm_label.setText(text)
+        self.warm_label.setStyleSheet(f"color: {OK_RGB};")
+        self.warm_label.setToolTip(detail)
+        self.warm_bar.hide()
+        self.warm_label.show()
+
+    def hide_warmup(self) -> None:
+        self.warm_label.hide()
+        self.warm_bar.hide()
+
+    def warmup_text(self) -> str:
+        """What the warm-up indicator says ("" when hidden)."""
+        return self.warm_label.text() if not self.warm_label.isHidden() else ""
 
     def set_case(self, name: str) -> None:
         self.case_label.setText(name)
