@@ -1582,3 +1582,45 @@ def test_a_repeat_after_a_later_tier_repeats_its_plan():
     assert con.memory.to_dict()["readings"]
     assert con.say("a touch more") == [("IV.SHOW_MOVE", {"axial": "+10"})]
     assert con.say("the other way") == [("IV.SHOW_MOVE", {"axial": "-10"})]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("cor post 20", [("IV.SHOW_MOVE", {"coronal": "-20"})]),
+    ("ax sup 10", [("IV.SHOW_MOVE", {"axial": "+10"})]),
+    ("two more slices up", [("IV.SHOW_MOVE", {"axial": "+2"})]),
+    ("can you put the patient info away and the CT too", [("IR.HIDE", {}), ("IV.REMOVE", {})]),
+    ("add her age, and bring the scan up at axial 100",
+     [("IR.SHOW", {"fields": ["age", "sex"], "op": "add"}), ("IV.SHOW_MOVE", {"axial": 100})]),
+    ("pt summary with the op date",
+     [("IR.SHOW", {"fields": sorted([*IR_ALL_FIELDS, "operation_date"])})]),
+])
+def test_shorthand_and_split_phrasal_verbs(con, text, expected):
+    con.say("show the ct")
+    con.say("show the patient information")
+    assert con.say(text) == expected
+
+
+def test_a_leading_and_adds_to_what_is_shown(con):
+    con.say("show the patient information")
+    con.say("show only the bmi")
+    assert con.say("and the comorbs") == [("IR.SHOW", {"fields": ["comorbidities"], "op": "add"})]
+    con.say("show only the nodules on the model")
+    assert con.say("and the RUL") == [
+        ("AR.SHOW", {"structures": ["right_upper_lobe"], "op": "add"})]
+
+
+def test_flip_to_a_view_is_not_a_tumble(con):
+    con.say("show the 3d model")
+    assert con.say("flip to ant") == [("AR.SHOW", {"view": "anterior"})]
+    assert con.say("flip it over") == [("AR.ROTATE", {"direction": "vertical"})]
+
+
+@pytest.mark.parametrize("text", [
+    "rotate the wrist to the left", "send for the next patient, please",
+    "thanks all, let's close", "show me the PET scan", "pull up the old x-ray",
+])
+def test_more_out_of_scope_requests(con, text):
+    con.say("show the 3d model")
+    before = con.snap
+    assert con.say(text) == []
+    assert con.snap == before

@@ -153,6 +153,7 @@ FIELD_WORDS = {
     "diagnosis": ("diagnosis",), "diagnoses": ("diagnosis",), "dx": ("diagnosis",),
     "diagnosed": ("diagnosis",), "comorbidities": ("comorbidities",),
     "comorbidity": ("comorbidities",), "comorbid": ("comorbidities",),
+    "comorbs": ("comorbidities",), "comorb": ("comorbidities",),
     "history": ("comorbidities",), "pmh": ("comorbidities",), "hx": ("comorbidities",),
     "dos": ("operation_date",),
     "height": ("height",), "tall": ("height",), "stature": ("height",), "ht": ("height",),
@@ -1333,7 +1334,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "another",
                            "readd"}) \
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
-            or c.use_phrase(("along", "with"))
+            or c.use_phrase(("along", "with")) \
+            or (c.sep in ("and", "plus") and ctx.agent is None and ctx.state.ar.visible)
         question = (c.has("where", "which") or bool(c.toks) and c.toks[0] in ("is", "are")
                     or any(c.find_phrase(q) >= 0 for q in (
             ("is", "there"), ("are", "there"), ("do", "we", "see"), ("can", "you", "see"),
@@ -1350,7 +1352,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         # bare view/direction words in an AR clause: "anterior", "from the top"
         for i, t in enumerate(c.toks):
             if t in ("anterior", "posterior", "superior", "inferior", "surgical", "front",
-                     "behind", "top", "bottom"):
+                     "behind", "top", "bottom") or t in ("ant", "post", "sup", "inf") and \
+                    c.toks[i - 1:i] == ["to"]:  # "flip to ant"
                 view = AR_VIEW_WORDS[t]
                 c.use(i)
                 break
@@ -1438,12 +1441,14 @@ def ir_fields(c: Clause) -> list[str] | None:
             out.append("tumor_location")
             c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
     whole = ("all", "everything", "every", "full", "complete", "whole", "entire")
-    if out and any(c.find_phrase((w, *mid, noun)) >= 0 for w in whole
+    if out and c.has("summary", "overview", "rundown", "synopsis") or \
+            out and any(c.find_phrase((w, *mid, noun)) >= 0 for w in whole
                    for mid in ((), ("the",), ("the", "patient"), ("patient",), ("her",),
                                ("his",), ("of", "the"), ("the", "patients"))
                    for noun in ("fields", "info", "information", "details", "data")):
         # "all the patient fields and the operation date": everything, and that too
-        c.use_words({*whole, "fields", "info", "information", "details", "data", "of"})
+        c.use_words({*whole, "fields", "info", "information", "details", "data", "of", "summary",
+                     "overview", "rundown", "synopsis", "with"})
         return sorted(dict.fromkeys([*IR_ALL_FIELDS, *out]))
     if c.has(*whole) and not out:
         c.use_words({"all", "everything", "every", "full", "complete", "whole", "entire",
@@ -1630,8 +1635,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      r"(surgery|operation|procedure|operated|operating|operate|here|having)\b", "diagnosis"),
     (r"\bback to (normal|default|defaults|the default|the beginning|start|original)\b|"
      r"\bstart over\b|\bfrom scratch\b", "reset"),
-    (r"\bupside down\b|\bflip (it |the model |this )?(over|around)?\b|\bhead over heels\b",
-     "rotate vertically"),
+    (r"\bupside down\b|\bflip( it| the model| this)?( over| around)?\b(?! to\b)|"
+     r"\bhead over heels\b", "rotate vertically"),
     (r"\bpoint out\b|\bhighlight\b|\bindicate\b|\bmark\b", "readd"),
     (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
      r"(medical |health )?(diseases?|conditions?|illness(es)?|problems?|issues?)\b",
@@ -1682,6 +1687,15 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bclose in (on|to|toward|towards)\b", "zoom in \\1"),
     (r"\b(in|very|real|really|nice|right|up) close\b", "\\1 closer"),
     (r"\b(get|come|go|move) close (to|on)\b", "\\1 closer \\2"),
+    # chart shorthand after a plane ("cor post 20", "ax sup 10")
+    (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? ant\b", "\\1\\2 anterior"),
+    (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? post\b",
+     "\\1\\2 posterior"),
+    (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? sup\b", "\\1\\2 superior"),
+    (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? inf\b", "\\1\\2 inferior"),
+    (r"\bflip (over |across |round |around )?to\b", "switch to"),  # "flip to the front view"
+    # "two more slices up": the number is the step ("more" only says it goes on)
+    (r"\b(\d+) more (slices?|steps?|images?)\b", "\\1 \\2"),
     (r"\bpull up\b|\bbring up\b|\bput up\b|\bopen up\b|\bpop up\b|\bcall up\b",
      "show"),
 )]
@@ -1768,7 +1782,8 @@ def _drop_particles(tokens: list[str]) -> list[str]:
             if obj and _particle_object(tokens, i, end) and not set(obj) & _STEP_WORDS:
                 out[-1] = "hide"  # "take down the model"
                 continue
-        if t in ("up", "down") and _closes_clause(tokens, i):
+        if t in ("up", "down") and (_closes_clause(tokens, i) or t == "up" and tokens[
+                i + 1:i + 2] in (["at"], ["on"]) and not _is_num(prev)):
             verbs = _SHOW_PARTICLE_VERBS if t == "up" else _HIDE_PARTICLE_VERBS
             j = next((k for k in range(i - 1, max(-1, i - 8), -1) if tokens[k] in verbs
                       or tokens[k] in _OBJECT_BREAKS), -1)
@@ -2027,6 +2042,13 @@ def _hoist_particle(tokens: list[str]) -> list[str]:
     """"take the CT and the patient info off the screen": a removal verb split from its
     particle by a list of objects removes every object ("remove the ct and the patient
     info"); read clause by clause, the first object would be shown."""
+    verb = next((i for i, t in enumerate(tokens) if t in _SPLIT_OFF_VERBS), None)
+    if verb is not None:
+        # "put the patient info away and the CT too": the particle before the list goes on
+        for k in range(verb + 2, len(tokens) - 2):
+            if tokens[k] in ("away", "off") and tokens[k + 1] == "and" and \
+                    not set(tokens[k + 2:]) & (_VERBISH | {","}):
+                return [*tokens[:verb], "remove", *tokens[verb + 1:k], *tokens[k + 1:]]
     body = tokens[:-1] if tokens and tokens[-1] in ("please", "now", "too") else tokens
     for end in sorted(_SPLIT_OFF_ENDS, key=len, reverse=True):
         if tuple(body[-len(end):]) == end:

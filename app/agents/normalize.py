@@ -682,12 +682,14 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"suction\w*|irrigat\w*|suture\w*|needle|needles|clip|clips|clipping|clamp\w*|scissors|"
      r"grasper\w*|forceps|retractor\w*|cautery|bovie|vessel sealer|sealer|energy device|"
      r"harmonic|ligasure|bipolar|monopolar|maryland|hook|trocar\w*|sponge\w*|gauze|specimen|"
-     r"endo ?bag|instrument\w*|drape\w*|tray|swab\w*|tie|knot\w*|hemostat\w*|ultrasonic",
+     r"endo ?bag|instrument\w*|drape\w*|tray|swab\w*|tie|knot\w*|hemostat\w*|ultrasonic|"
+     r"wrists?|jaws?|needle driver\w*",
      "surgical instruments and supplies are not controlled here"),
     (r"retract\w*|dissect\w*|ligat\w*|cauteri\w*|coagulat\w*|transect\w*|resect\w*|"
      r"excis\w*|incis\w*|divide|dividing|grasp|grab|grabbing|sew|sewing|inject\w*|cut the|"
      r"cut this|cutting|burn\w*|seal the|seal it|fire the|fire it|tying|exchange the|"
      r"biops\w*|collaps\w*|open the chest|close the chest|convert to open|"
+     r"let us close|ready to close|time to close|we can close|start closing|closing up|"
      r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this) "
      r"(tissue|vessel|hilum|pleura|ligament|wound)|"
      r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this|it) "
@@ -706,7 +708,8 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      "anaesthesia and drugs are not controlled here"),
     (r"music|song|songs|playlist|radio|spotify|podcast|volume|louder|quieter|mute|unmute",
      "the console does not play music or sound"),
-    (r"phone|call|calling|page|paging|text message|email|voicemail|message",
+    (r"phone|call|calling|page|paging|text message|email|voicemail|message|send for|"
+     r"next patient|next case",
      "the console does not make calls or send messages"),
     (r"weather|joke|coffee|lunch|dinner|breakfast|how are you|good morning|good night|"
      r"good afternoon|what time|time is it|date today|football|game last night|vacation|"
@@ -733,6 +736,10 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"recording|screenshot|photo|picture of|snapshot|video|robot|port|ports|docking|dock|"
      r"undock",
      "the robot, camera and recording are not controlled here"),
+    (r"pet scans?|pet ct|pet images?|mri|mr scan|x ?rays?|ultrasound|echocardiogra\w*|"
+     r"angiogra\w*|bronchoscop\w*|bone scan|scintigra\w*|previous ct|old ct|prior ct|"
+     r"last year s ct|outside ct",
+     "the console has only this case's CT, model and patient sheet"),
     (r"heart|liver|kidney|stomach|colon|brain|spine|bone marrow|aorta|esophagus|oesophagus|"
      r"diaphragm|rib|ribs|vertebra\w*|vein|veins|artery|arteries|azygos|pulmonary artery|"
      r"pulmonary vein|lymph nodes?|pleura|fissure",
