@@ -57,7 +57,10 @@ class SlowWarmRuntime:
                 handle._report(progress, 0.0, "Loading the language model...")
                 handle._report(progress, 0.4, f"Preparing the language model (decide.IV, 2/{n})")
                 self.reported.set()
-                self.release.wait(30)
+                deadline = time.monotonic() + 30
+                while not self.release.wait(0.05) and not handle.cancelled:
+                    if time.monotonic() > deadline:
+                        break
                 if self.fail:
                     raise RuntimeError(self.fail)
                 handle._report(progress, 1.0, f"Language model ready ({n} stages, 0 from disk, "
@@ -182,6 +185,21 @@ def test_the_llm_warms_once_the_case_is_in(qtbot, make_window, demo_loaded):
     qtbot.waitUntil(lambda: w.status.warmup_text() == "Language model ready", timeout=5000)
 
 
+def test_closing_the_window_stops_the_warmup(qtbot, make_window, demo_loaded):
+    rt = SlowWarmRuntime()
+    w = make_window(rt, demo_loaded)
+    w.start_interpreter_warmup()
+    qtbot.waitUntil(rt.reported.is_set, timeout=5000)
+    qtbot.waitUntil(lambda: bool(w._warm_handles), timeout=5000)
+    t0 = time.monotonic()
+    w.shutdown()
+    assert time.monotonic() - t0 < 2.0
+    assert all(h.done for h in w._warm_handles if hasattr(h, "cancel"))
+    assert all(h.cancelled for h in w._warm_handles if hasattr(h, "cancel"))
+    w._warm_thread.join(2)
+    assert not w.warming_up
+
+
 def test_warmup_failure_is_a_plain_warning_and_commands_still_work(qtbot, make_window,
                                                                    demo_loaded):
     rt = SlowWarmRuntime(fail="The language model could not be loaded: Model path does not "
@@ -276,4 +294,12 @@ def test_real_window_answers_a_fast_command_within_5_s_while_the_llm_warms(qtbot
         assert still_warming
         assert took <= 5.0
     finally:
+        # llama-cpp-python points the process's stdout/stderr at /dev/null while a model
+        # loads; let the load finish so pytest's report is not swallowed.
+        interp = getattr(getattr(w._shared, "inner", None), "_interpreter", None)
+        llm = next((t for t in getattr(interp, "tiers", []) if t.name == "llm"), None)
+        deadline = time.monotonic() + 120
+        while llm is not None and w._case_settled.is_set() and w.warming_up and \
+                not getattr(llm.runtime, "loaded", True) and time.monotonic() < deadline:
+            qtbot.wait(200)
         w.shutdown()

@@ -92,7 +92,8 @@ HOLD_RESULT_S = 1.0  # "done" / "rejected" stay on the indicator at least this l
 NO_MIC_SHORT = "No microphone"
 WARMUP_NICE = 10  # the warm-up's threads yield the cores to the case loader, UI and commands
 WARMUP_CASE_WAIT_S = 20.0  # the LLM warm-up starts once the case is in (or after this long)
-WARMUP_READY_HIDE_S = 5.0  # "Language model ready" stays this long, then the indicator hides
+WARMUP_READY_HIDE_S = 5.0
+WARMUP_STOP_WAIT_S = 5.0  # shutdown waits this long for the LLM warm-up to stop  # "Language model ready" stays this long, then the indicator hides
 LLM_UNAVAILABLE = ("Language model unavailable: {reason} \u2014 the other tiers, touch and keys "
                    "still work.")
 _LOAD_LEAD = "The language model could not be loaded: "
@@ -202,6 +203,7 @@ class MainWindow(QMainWindow):
                                     lambda msg: emit(self.bridge.message, "warning", msg))
         self._warm_thread: threading.Thread | None = None
         self._warm_handles: list[Any] = []
+        self._warm_heavy: Any = None  # the LLM runtime's heavy-stage lock (to preempt it)
         self._warm_problems: list[tuple[str, str]] = []
         self._case_settled = threading.Event()  # set_loaded ran (the case or its failure)
         self.warmup_case_wait_s = WARMUP_CASE_WAIT_S
@@ -407,9 +409,12 @@ class MainWindow(QMainWindow):
         def progress(fraction: float, message: str) -> None:
             post("progress", fraction, message)
 
+        self._warm_heavy = getattr(getattr(llm, "runtime", None), "heavy", None)
         handles = [h for h in start_warmup(interp, progress if llm is not None else None)
                    if h is not None]
         self._warm_handles = handles
+        if self._closed:  # closed while it started: stop it as shutdown would have
+            self._stop_warmup()
         llm_handles = [h for h in handles if hasattr(h, "error")]
         for h in handles:
             wait = getattr(h, "wait", None) or getattr(h, "join", None)
@@ -431,6 +436,28 @@ class MainWindow(QMainWindow):
             post("failed", 1.0, errors[0])
         else:
             post("ready", 1.0, str(getattr(llm_handles[0], "message", "") or ""))
+
+    def _stop_warmup(self, wait_s: float = WARMUP_STOP_WAIT_S) -> None:
+        """Cancel the LLM warm-up and wait (at most ``wait_s``) until its thread has left
+        llama.cpp: a thread still computing when the interpreter exits can crash it."""
+        handles = [h for h in self._warm_handles if hasattr(h, "cancel")]
+        for h in handles:
+            try:
+                h.cancel()  # stops before the next stage
+            except Exception:  # noqa: BLE001
+                log.debug("warm-up cancel failed", exc_info=True)
+        running = [h for h in handles if not getattr(h, "done", True)]
+        if not running:
+            return
+        deadline = time.monotonic() + wait_s
+        heavy = self._warm_heavy
+        if heavy is not None and hasattr(heavy, "hold"):
+            # A foreground claim preempts the compute step in progress (the warm-up holds the
+            # heavy-stage lock as background work); it is let go at once.
+            with heavy.hold("console:shutdown", timeout=wait_s):
+                pass
+        for h in running:
+            h.wait(max(0.0, deadline - time.monotonic()))
 
     def _on_warmup(self, phase: str, fraction: float, message: str) -> None:
         """Warm-up news, on the UI thread."""
@@ -853,13 +880,7 @@ class MainWindow(QMainWindow):
         self._status_timer.stop()
         self._listening_timer.stop()
         self._warm_hide_timer.stop()
-        for h in self._warm_handles:
-            cancel = getattr(h, "cancel", None)
-            if cancel is not None:  # an LLM warm-up stops at its next step
-                try:
-                    cancel()
-                except Exception:  # noqa: BLE001
-                    log.debug("warm-up cancel failed", exc_info=True)
+        self._stop_warmup()
         app = QApplication.instance()
         if app is not None:
             app.removeEventFilter(self)
