@@ -92,8 +92,8 @@ HOLD_RESULT_S = 1.0  # "done" / "rejected" stay on the indicator at least this l
 NO_MIC_SHORT = "No microphone"
 WARMUP_NICE = 10  # the warm-up's threads yield the cores to the case loader, UI and commands
 WARMUP_CASE_WAIT_S = 20.0  # the LLM warm-up starts once the case is in (or after this long)
-WARMUP_READY_HIDE_S = 5.0
-WARMUP_STOP_WAIT_S = 5.0  # shutdown waits this long for the LLM warm-up to stop  # "Language model ready" stays this long, then the indicator hides
+WARMUP_READY_HIDE_S = 5.0  # "Language model ready" stays this long, then the indicator hides
+WARMUP_STOP_WAIT_S = 5.0  # shutdown waits this long for the LLM warm-up to stop
 LLM_UNAVAILABLE = ("Language model unavailable: {reason} \u2014 the other tiers, touch and keys "
                    "still work.")
 _LOAD_LEAD = "The language model could not be loaded: "
