@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# Qt tests run without a display (installer/test.sh sets the same); a plain `pytest` too.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
 
 @pytest.fixture(scope="session")
 def testdata_dir() -> Path:

@@ -2027,6 +2027,16 @@ def _kinds(tokens: list[str]) -> set[str]:
             for t in tokens if t not in ("the", "a", "an")}
 
 
+def _only_side(tokens: list[str]) -> str | None:
+    """"only the left", "just the right side", "the left one only": the side, else None."""
+    core = [t for t in tokens if t not in ("now", "please", "the", ",", "then", "okay", "ok")]
+    if not core or not ({"only", "just"} & set(core)):
+        return None
+    rest = [t for t in core if t not in ("only", "just", "show", "me", "side", "one", "lung",
+                                         "lobes", "half")]
+    return rest[0] if rest in (["left"], ["right"]) else None
+
+
 def _plan_size(steps: Sequence[Step]) -> int:
     return sum(len(v) if isinstance(v, (list, tuple)) else 1
                for s in steps for v in dict(s.params).values())
@@ -2084,6 +2094,11 @@ class LexiconTier:
         tokens = _prepare(corrected)
         repeat_of = None
         step_override = None
+        side = _only_side(tokens)
+        if side and (memory.last_agent == "AR" or memory.last_agent is None and
+                     state.ar.visible):
+            # "only the left" / "just the right side" while on the model: that lung
+            tokens = ["show", "only", "the", side, "lung"]
         fixed = self._self_correction(tokens, state, memory)
         if fixed is not None:
             tokens, replaced = fixed
