@@ -1624,3 +1624,13 @@ def test_more_out_of_scope_requests(con, text):
     before = con.snap
     assert con.say(text) == []
     assert con.snap == before
+
+
+def test_only_a_side_on_the_model_is_that_lung(con):
+    con.say("show the 3d model")
+    con.say("show all the lobes")
+    assert con.say("only the left") == [
+        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})]
+    assert con.say("now just the right side") == [
+        ("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
+                                    "right_upper_lobe"]})]
