@@ -280,3 +280,70 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     assert not validate("how is the patient").valid
     assert not validate("how is the patient doing").valid
     assert validate("how is the patient lung capacity").valid
+
+
+# ---------------------------------------------------------------- speech-recognition slips
+# Measured on the dev split's synthetic voices (tiny.en); each rule is one a real surgeon's
+# speech produces as well: spelled abbreviations, acronyms Whisper writes another way, chart
+# shorthand heard as words, and word boundaries in the wrong place.
+@pytest.mark.parametrize("heard, meant", [
+    ("are you el", "rul"),                          # R-U-L spelled, letters heard as words
+    ("show our ul", "show rul"),
+    ("hide the our ml", "hide the rml"),
+    ("zoom in on the r l l", "zoom in on the rll"),
+    ("show l, l, l, only", "show lll, only"),       # a pause after each letter
+    ("show l l l l", "show lll"),                   # the last letter heard twice
+    ("el you el", "lul"),
+    ("add fev 1", "add fev1"),
+    ("add f e v 1", "add fev1"),
+    ("add fv1", "add fev1"),
+    ("show the cd", "show the ct"),
+    ("clear the cd and the patient info", "clear the ct and the patient info"),
+    ("let us check the cte", "let us check the ct"),
+    ("core +40", "cor +40"),                        # chart shorthand heard as a word
+    ("zoom, core", "zoom, cor"),
+    ("sack max", "sag max"),
+    ("showbmi and pft", "show bmi and pft"),        # merged words
+    ("corplus 40", "cor plus 40"),
+    ("sagmax", "sag max"),
+    ("move in, farrier 15", "move inferior 15"),    # a word split in two
+    ("in ferior view", "inferior view"),
+    ("sagible 200", "sagittal 200"),                # a plane with a garbled ending, then a step
+    ("coralanol -50", "coronal -50"),
+    ("show the media still no window", "show the mediastinal window"),
+    ("show the media, ask the window", "show the mediastinal window"),
+    ("show the ct in the 3d model", "show the ct and the 3d model"),  # "and" heard as "in"
+    ("reset the ct in the model", "reset the ct and the model"),
+    ("show the 3v model", "show the 3d model"),
+])
+def test_correct_repairs_recogniser_slips(heard, meant):
+    from app.agents.lexicon import VOCABULARY
+
+    assert correct(heard, protected=VOCABULARY).text == meant
+
+
+# These must stay as they are: ordinary words near the rules above.
+@pytest.mark.parametrize("sentence", [
+    "are you ok",
+    "are you there",
+    "the core of the tumor",
+    "in the sack",
+    "correct 50",
+    "corner 50",
+    "show the nodule in the 3d model",
+    "show me the media",
+    "upright",
+    "background",
+    "in failure",
+    "burn a cd",
+])
+def test_recogniser_slip_rules_leave_ordinary_words(sentence):
+    from app.agents.lexicon import VOCABULARY
+
+    text = normalize(sentence)
+    assert correct(text, protected=VOCABULARY).text == text
+
+
+def test_a_lone_and_is_nothing_said():
+    assert validate("and").empty          # Whisper's "And" for a breath or a trailing "um"
+    assert not validate("and then zoom in").empty

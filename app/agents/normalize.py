@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import jellyfish
 from rapidfuzz import fuzz, process
@@ -367,15 +368,44 @@ _CONFUSIONS: dict[str, tuple[str, str]] = {
     "tumour": ("tumor", "always"), "tumours": ("tumors", "always"), "tumer": ("tumor", "always"),
     "pfts": ("pft", "always"), "bmis": ("bmi", "always"), "initialise": ("initialize", "always"),
     "centre": ("center", "always"), "co": ("co", "never"),
+    # "CT" written as another two-letter acronym, where a CT fits
+    "cd": ("ct", "ct"), "cte": ("ct", "ct"),
+    # chart shorthand for the planes ("cor plus 40", "sag max", "zoom cor") heard as words
+    "core": ("cor", "shorthand"), "sack": ("sag", "shorthand"), "sac": ("sag", "shorthand"),
+    "axe": ("ax", "shorthand"),
 }
 
+# Letter names as a recogniser writes them when an abbreviation is spelled out.
+_R = r"(?:r|are|our)"
+_U = r"(?:u|you)"
+_L = r"(?:l|el|ell)"
+_M = r"(?:m|em)"
+
 # Spelled-out letters and split words that ASR produces for our acronyms and compounds.
-_PHRASES: list[tuple[re.Pattern[str], str, str]] = [
+_PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
     (re.compile(r"\bp f t(?: s)?\b"), "pft", "spelled acronym"),
     (re.compile(r"\bb m i\b"), "bmi", "spelled acronym"),
     (re.compile(r"\b(?:c t|see tee|sea tea|see t|c tee|cat scan|cat scans)\b"), "ct",
      "spelled acronym"),
+    (re.compile(rf"\b{_L}(?: {_L}){{2,3}}\b"), "lll", "spelled abbreviation"),
     (re.compile(r"\b([rl]) ([uml]) l\b"), r"\1\2l", "spelled abbreviation"),
+    # Lobe abbreviations spelled out and heard as words: R as "are"/"our", U as "you", L as
+    # "el"/"ell", M as "em" ("are you el" = RUL, "our ml" = RML, "L, L, L" = LLL).
+    (re.compile(rf"\b{_R} {_U} {_L}\b"), "rul", "spelled abbreviation"),
+    (re.compile(rf"\b{_R} {_M} {_L}\b"), "rml", "spelled abbreviation"),
+    (re.compile(rf"\b{_R} {_L} {_L}\b"), "rll", "spelled abbreviation"),
+    (re.compile(rf"\b{_L} {_U} {_L}\b"), "lul", "spelled abbreviation"),
+    (re.compile(r"\b(?:are|our|r) (ul|ml|ll)\b"), r"r\1", "spelled abbreviation"),
+    (re.compile(r"\b(?:el|ell|l) (ul|ll)\b"), r"l\1", "spelled abbreviation"),
+    (re.compile(r"\bf (?:e )?v 1\b|\bfev 1\b|\bfv1\b"), "fev1", "spelled acronym"),
+    # "mediastinal" is hard to hear; nothing else on this console is a "media … window"
+    (re.compile(r"\bmedia(?:l|s|stinum)?(?: ,)?(?: (?!window\b)[a-z]+){0,2} window\b"),
+     "mediastinal window", "split word"),
+    # "the CT in the model": "and" heard as "in" between two things the console shows
+    (re.compile(r"\b(ct|scan) in the (3d model|model)\b|\b(3d model|model) in the (ct)\b"),
+     lambda m: f"{m.group(1) or m.group(3)} and the {m.group(2) or m.group(4)}",
+     "'and' heard as 'in'"),
+    (re.compile(r"\b3[bv] model\b"), "3d model", "spelled"),
     (re.compile(r"\bair ways?\b"), "airway", "split word"),
     (re.compile(r"\bco morbidit(y|ies)\b"), r"comorbidit\1", "split word"),
     (re.compile(r"\bsagit al\b|\bsaji tal\b|\bsag it al\b"), "sagittal", "split word"),
@@ -448,6 +478,8 @@ _SIDE_PREV = {
     "right", "left", "lift", "and", "more", "then", "further", "bit", "little", "slightly",
     "sagittal", "from", "toward", "towards", "slide", "shift", "pan", "swivel", "tilt",
 }
+_SHORTHAND_NEXT = {"plus", "minus", "max", "min", "maximum", "minimum", "middle", "center",
+                   "up", "down", "view", "slice", "first", "last", "top", "bottom"}
 _STRUCT_NOUNS = {
     "lung", "lungs", "lobe", "lobes", "nodule", "nodules", "airway", "airways", "trachea",
     "bronchi", "tumor", "tumors", "rul", "rml", "rll", "lul", "lll", "model", "3d", "anatomy",
@@ -496,11 +528,16 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
         # "city" is CT wherever the sentence is a console command (or the whole utterance).
         verbs = {"show", "display", "open", "remove", "hide", "reset", "zoom", "close", "clear",
                  "bring", "pull", "put", "scan", "scans", "image", "images", "view", "views",
-                 "slice", "slices", "move", "initialize"}
+                 "slice", "slices", "move", "initialize", "check", "see"}
         return len(toks) <= 2 or bool(rest & verbs) or nxt in ("scan", "image", "view")
     if kind == "plane":
         return (nxt in _PLANE_CTX or bool(_NUM_RE.match(nxt)) or prev in ("zoom", "on")
                 and nxt in ("", "view", "plane", ",", "and"))
+    if kind == "shorthand":
+        # a plane's shorthand before a step, position or view, or after "zoom"
+        before = toks[i - 2] if prev == "," and i > 1 else prev
+        return (bool(_NUM_RE.match(nxt)) or nxt in _SHORTHAND_NEXT
+                or before in ("zoom", "on") and nxt in ("", ",", "and", "view", "please"))
     if kind == "plane_noun":
         return nxt in ("plane", "view", "slice", "image")
     if kind == "side":
@@ -613,6 +650,69 @@ def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
     return tokens, ""
 
 
+# Words a merged token may start with ("showbmi", "corplus", "sagmax"): command verbs and
+# the planes' names and shorthand.
+_SPLIT_LEFT = frozenset(_words("""
+show hide add remove zoom move rotate reset clear display open turn go cor sag ax axial coronal
+sagittal
+"""))
+# Long domain words a recogniser splits in two ("in farrier" = inferior).
+_JOIN_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 7))
+_PLANE_PREFIXES = (("sag", "sagittal"), ("cor", "coronal"), ("axi", "axial"))
+
+
+def _is_known(tok: str, lex: Lexicon, protected: frozenset[str] | set[str]) -> bool:
+    return (tok in lex or tok in PROTECTED_WORDS or tok in protected or tok in _CONTENT
+            or tok in _CONFUSIONS or tok == "," or bool(_NUM_RE.match(tok))
+            or not tok.isalpha())
+
+
+def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
+                    changes: list[tuple[str, str, str]]) -> list[str]:
+    """Repair word boundaries the recogniser got wrong, on words it does not know:
+    * merged: a command verb or plane run into a console word ("showbmi" → show bmi,
+      "corplus 40" → cor plus 40, "sagmax" → sag max);
+    * split: a short word and a fragment that together sound like a long domain word
+      ("move in, farrier 15" → move inferior 15: same metaphone, close spelling);
+    * a plane heard with a garbled ending before a step ("sagible 200", "coralanol -50")."""
+    known = lex.words and frozenset(lex.words) | protected | _CONTENT
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
+        if _is_known(tok, lex, protected) or len(tok) < 4:
+            out.append(tok)
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        split = next(((tok[:k], tok[k:]) for k in range(2, len(tok) - 1)
+                      if tok[:k] in _SPLIT_LEFT and tok[k:] in known and len(tok[k:]) >= 2),
+                     None)
+        if split:
+            changes.append((tok, " ".join(split), "merged words"))
+            out.extend(split)
+            continue
+        j = len(out) - 1
+        if j >= 0 and out[j] == "," and j >= 1:
+            j -= 1
+        if j >= 0 and out[j].isalpha() and len(out[j]) <= 3:
+            joined = out[j] + tok
+            code = jellyfish.metaphone(joined)
+            hit = next((w for w in _JOIN_TARGETS if jellyfish.metaphone(w) == code
+                        and fuzz.ratio(joined, w) >= 70), None)
+            if hit:
+                changes.append((" ".join(out[j:] + [tok]), hit, "split word"))
+                del out[j:]
+                out.append(hit)
+                continue
+        if _NUM_RE.match(nxt) or nxt in _SHORTHAND_NEXT:
+            plane = next((p for pre, p in _PLANE_PREFIXES
+                          if tok.startswith(pre) and fuzz.ratio(tok, p) >= 62), None)
+            if plane:
+                changes.append((tok, plane, "a plane before a step"))
+                out.append(plane)
+                continue
+        out.append(tok)
+    return out
+
+
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -625,9 +725,11 @@ def correct(text: str, lexicon: Lexicon | None = None,
     tokens, wake = _strip_wake(tokens)
     changes.extend(wake)
     joined = " ".join(tokens)
+    # "L, L, L": a spelled abbreviation with a pause after each letter
+    joined = re.sub(r"\b([a-z]) , (?=[a-z]\b)", r"\1 ", joined)
     for pat, rep, why in _PHRASES:
-        def _sub(m: re.Match[str], rep: str = rep, why: str = why) -> str:
-            new = m.expand(rep)
+        def _sub(m: re.Match[str], rep: Any = rep, why: str = why) -> str:
+            new = rep(m) if callable(rep) else m.expand(rep)
             if new != m.group(0):
                 changes.append((m.group(0), new, why))
             return new
@@ -636,6 +738,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
     tokens, lead = _drop_lead_in(tokens)
     if lead:
         changes.append((lead, "", "a lead-in, not part of the command"))
+    tokens = _split_and_join(tokens, lex, protected, changes)
     out: list[str] = list(tokens)
     for i, tok in enumerate(tokens):
         if tok in _CONFUSIONS:
@@ -665,6 +768,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
 # closing remark: it is treated as out-of-scope chatter, not as silence.)
 _EMPTY_WORDS = {
     "", "um", "uh", "umm", "uhm", "uhh", "hmm", "hm", "mm", "mhm", "mmm", "ah", "er", "erm",
+    "and",  # a lone "And" is what Whisper writes for a breath or a trailing-off "um"
     "eh", "oh", "huh", "uhhuh", "so", "the", "a", "silence", "noise", "blank", "inaudible",
     "applause",
     "laughter", "static", "background", "audio", "sound", "breathing", "sigh", "pause",
@@ -911,8 +1015,56 @@ def has_domain_content(text: str, vocabulary: frozenset[str] | set[str] = frozen
 _has_domain_content = has_domain_content  # the older private name
 
 
+# ---------------------------------------------------------------------------------------------
+# how much a transcript reads as a console command (speech-recognition n-best rescoring)
+# ---------------------------------------------------------------------------------------------
+
+# Words that carry no content either way: left out of the coverage's denominator.
+_FUNCTION_WORDS = frozenset(_words("""
+a an the and or but in on of to at by for from with into onto it its is are be am was me us
+my her his she he i you we our your please then also now just this that these those so um uh
+er can could would will do does let there here what how out all
+"""))
+
+
+class CommandScorer:
+    """Domain coverage of a transcript for the speech recogniser's n-best rescoring
+    (``app.voice.stt.choose_hypothesis``): the share of its content words (function words
+    aside) that the console knows — domain words, the grammar's vocabulary, numbers — after
+    normalisation and repair. "Zoom in." covers 1.0, "Two men." 0.5, "See you now." 0.
+    ``pinned``: a transcript the console rejects as out of scope is never traded for an
+    in-domain near-homophone."""
+
+    def __init__(self, vocabulary: frozenset[str] | set[str] | None = None) -> None:
+        if vocabulary is None:
+            try:
+                from app.agents.lexicon import VOCABULARY  # noqa: PLC0415
+
+                vocabulary = VOCABULARY
+            except Exception:  # noqa: BLE001 - the grammar tier missing: domain words only
+                vocabulary = frozenset()
+        self.vocabulary = frozenset(vocabulary)
+        self._known = DOMAIN_WORDS | _CONTENT | self.vocabulary
+
+    def _fixed(self, text: str) -> str:
+        return correct(normalize(text), protected=self.vocabulary).text
+
+    def coverage(self, text: str) -> float:
+        toks = [t for t in tokens_of(self._fixed(text)) if t != ","]
+        content = [t for t in toks if t not in _FUNCTION_WORDS]
+        if not content:
+            return 0.0
+        known = sum(1 for t in content if t in self._known or _NUM_RE.match(t))
+        return known / len(content)
+
+    def pinned(self, text: str) -> bool:
+        v = validate(self._fixed(text), (), self.vocabulary)
+        return not v.valid and v.reason.startswith("Out of scope")
+
+
 __all__ = [
-    "DEFAULT_LEXICON", "DOMAIN_WORDS", "EMPTY_REASON", "UNFAMILIAR_REASON", "CorrectionResult",
+    "DEFAULT_LEXICON", "DOMAIN_WORDS", "EMPTY_REASON", "UNFAMILIAR_REASON", "CommandScorer",
+    "CorrectionResult",
     "Lexicon", "Validity", "correct", "has_domain_content", "is_empty", "normalize",
     "sounds_like_command", "tokens_of", "validate",
 ]
