@@ -502,3 +502,24 @@ def test_llama_cpp_server_with_the_small_model(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.mark.parametrize("steps", [
+    (("IV.REMOVE", {}), ("AR.REMOVE", {}), ("IR.HIDE", {}), ("IR.RESET", {})),
+    (("AR.SHOW", {}), ("AR.REMOVE", {})),
+    (("AR.ROTATE", {"direction": "left"}), ("AR.ROTATE", {"direction": "right"})),
+])
+def test_a_plan_that_undoes_itself_is_not_carried_out(steps) -> None:
+    rt = FakeRuntime(plan(*steps))
+    d, before, after = run(LLMTier(rt), "get the pictures of the chest out of the way",
+                           make_state())
+    assert not d.valid and d.diagnostics["error"] == "contradictory_plan"
+    assert after == before
+
+
+def test_a_coherent_composite_is_not_a_contradiction() -> None:
+    from app.agents.llm_tier import contradiction
+
+    assert contradiction([Step("IV.SHOW_MOVE", {"axial": "+10"}),
+                          Step("IV.ZOOM_IN_MOVE", {"plane": "axial"}),
+                          Step("AR.REMOVE", {}), Step("IR.SHOW", {"fields": ["bmi"]})]) == ""

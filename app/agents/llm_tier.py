@@ -147,6 +147,30 @@ class StreamingPlanParser:
 _ACTION_AGENT = {aid: a.agent for aid, a in prompts.ACTION_BY_ID.items()}
 
 
+# Per agent: actions that take the overlay away, and actions that bring it (back) on.
+_OFF = {"IR.HIDE", "IV.REMOVE", "AR.REMOVE"}
+_ON = {"IR.SHOW", "IR.RESET", "IV.SHOW_MOVE", "IV.ZOOM_IN_MOVE", "IV.RESET", "AR.SHOW",
+       "AR.RESET", "AR.ROTATE", "AR.ZOOM_IN"}
+
+
+def contradiction(steps: Sequence[Step]) -> str:
+    """Why a plan undoes itself ("IR.HIDE then IR.RESET"), or "" when it does not: one
+    agent's overlay taken away and brought back (in either order), or the same action twice
+    with different values where only one can hold (two views, two rotations)."""
+    seen: dict[str, str] = {}
+    for st in steps:
+        agent = st.action_id.split(".", 1)[0]
+        kind = "off" if st.action_id in _OFF else "on" if st.action_id in _ON else ""
+        if kind and seen.get(agent) and seen[agent] != kind:
+            return f"{agent} is both taken away and shown in one plan"
+        if kind:
+            seen[agent] = kind
+    for a, b in zip(steps, steps[1:], strict=False):
+        if a.action_id == b.action_id == "AR.ROTATE" and a.params != b.params:
+            return "two different rotations in one plan"
+    return ""
+
+
 def _plain_error(res: LLMResult) -> str:
     if res.error == ERR_TIMEOUT:
         return "The language model did not answer in time."
@@ -298,6 +322,14 @@ class LLMTier:
                         detail=exc.message)
             return Decision(False, confidence=0.0, tier=self.name, reason=exc.message,
                             diagnostics=diag)
+        clash = contradiction(steps)
+        if clash:
+            # a small model sometimes lists every action of an agent ("hide ... reset"):
+            # a plan that undoes itself is not carried out
+            diag.update(error="contradictory_plan", detail=clash)
+            return Decision(False, confidence=0.0, tier=self.name,
+                            reason="The language model's answer contradicts itself; please "
+                                   "say it again in other words.", diagnostics=diag)
         diag["verdict"] = "plan"
         agent = _ACTION_AGENT[steps[0].action_id]
         return Decision(True, steps, agent=agent, confidence=self.confidence, tier=self.name,
