@@ -1634,3 +1634,34 @@ def test_only_a_side_on_the_model_is_that_lung(con):
     assert con.say("now just the right side") == [
         ("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
                                     "right_upper_lobe"]})]
+
+
+def test_a_bare_direction_after_a_swing_swings_back(con):
+    con.say("show the 3d model")
+    con.say("swing it up")
+    assert con.say("and down") == [("AR.ROTATE", {"direction": "down"})]
+    con.say("show the ct")
+    con.say("axial up 10")
+    assert con.say("and down") == [("IV.SHOW_MOVE", {"axial": "-10"})]
+
+
+def test_once_more_repeats_the_reversed_plan(con):
+    con.say("show the 3d model")
+    con.say("rotate the model to the left")
+    assert con.say("the other way") == [("AR.ROTATE", {"direction": "right"})]
+    assert con.say("once more") == [("AR.ROTATE", {"direction": "right"})]
+
+
+def test_sides_named_after_the_lobe_or_by_reference(con):
+    con.say("show the 3d model")
+    assert con.say("zoom in on the lower lobe on the right") == [
+        ("AR.ZOOM_IN", {"target": "right_lower_lobe"})]
+    con.say("show only the left upper lobe")
+    assert con.say("and the lower lobe on that side too") == [
+        ("AR.SHOW", {"structures": ["left_lower_lobe"], "op": "add"})]
+
+
+def test_a_greeting_before_a_request_is_dropped(con):
+    assert con.say("Good morning, could you show the patient information please") == [
+        ("IR.SHOW", {})]
+    assert con.say("good morning") == []

@@ -151,7 +151,10 @@ class FastInterpreter:
             why = "Not understood: please say it again in other words."
             decision = replace(decision, valid=False, steps=[], reason=f"{why} ({decision.reason})")
             return done(decision, False, False, why)
-        if decision.tier != self.lexicon.name and decision.reading is None:
+        if decision.reading is None and (decision.tier != self.lexicon.name or (
+                decision.diagnostics or {}).get("repeat_of")):
+            # memory keeps what ran: a later "once more" repeats this plan, not the one
+            # this command repeated or reversed
             decision = replace(decision, reading=self.lexicon.reading_of(
                 decision.steps, state, memory))
         return done(decision, True, False, "")

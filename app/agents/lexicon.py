@@ -1542,6 +1542,9 @@ class Analysis:
     # "sorry, 250" / "no, from above": the earlier command this one corrects (its plan is
     # read again with the new value; a relative CT move then only makes up the difference)
     replaces: str | None = None
+    # the words read instead of the command's own, when context rewrote them ("and down"
+    # after a swing is "rotate the model down"): the semantic tier matches these
+    rewritten: str | None = None
 
     @property
     def agent(self) -> str | None:
@@ -1693,7 +1696,9 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1\\2 posterior"),
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? sup\b", "\\1\\2 superior"),
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? inf\b", "\\1\\2 inferior"),
-    (r"\bflip (over |across |round |around )?to\b", "switch to"),  # "flip to the front view"
+    (r"\bflip (over |across |round |around )?to\b", "switch to"),
+    # "the lower lobe on the right": the side named after the lobe
+    (r"\b(upper|middle|lower) lobe (on|of) the (right|left)( side| lung)?\b", "\\3 \\1 lobe"),  # "flip to the front view"
     # "two more slices up": the number is the step ("more" only says it goes on)
     (r"\b(\d+) more (slices?|steps?|images?)\b", "\\1 \\2"),
     (r"\bpull up\b|\bbring up\b|\bput up\b|\bopen up\b|\bpop up\b|\bcall up\b",
@@ -2094,6 +2099,12 @@ class LexiconTier:
         tokens = _prepare(corrected)
         repeat_of = None
         step_override = None
+        turn = self._swing_on(tokens, state, memory)
+        if turn is not None:
+            tokens = ["rotate", "the", "model", turn]  # "and down" after "swing it up"
+        same = self._same_side(tokens, state, memory)
+        if same is not None:
+            tokens = same
         side = _only_side(tokens)
         if side and (memory.last_agent == "AR" or memory.last_agent is None and
                      state.ar.visible):
@@ -2104,6 +2115,7 @@ class LexiconTier:
             tokens, replaced = fixed
             if replaced is not None:
                 analysis = self.analyse(" ".join(tokens), state, memory)
+                analysis.rewritten = analysis.rewritten or " ".join(tokens)
                 analysis.text, analysis.replaces = corrected, replaced
                 return analysis
         core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")
@@ -2159,7 +2171,57 @@ class LexiconTier:
             if rc.source in ("state", "guess") and nxt is not None and nxt.agent and \
                     nxt.source == "words" and rc.intent in CAPABLE[nxt.agent]:
                 rc.agent, rc.source = nxt.agent, "lookahead"
-        return Analysis(corrected, routed, repeat_of, step_override, reverse, statement)
+        own = _prepare(corrected)
+        rewritten = " ".join(tokens) if repeat_of is None and tokens != own and (
+            turn is not None or side is not None or request is not None or fixed is not None
+            or same is not None) \
+            else None
+        return Analysis(corrected, routed, repeat_of, step_override, reverse, statement,
+                        rewritten=rewritten)
+
+    def _same_side(self, tokens: list[str], state: ConsoleState, memory: Memory
+                   ) -> list[str] | None:
+        """"the lower lobe on that side": the side of the structures named just before."""
+        for phrase in (("on", "that", "side"), ("on", "the", "same", "side"), ("on", "this",
+                                                                                "side")):
+            k = next((i for i in range(len(tokens)) if tuple(tokens[i:i + 3]) == phrase[:3]
+                      and tuple(tokens[i:i + len(phrase)]) == phrase), None)
+            if k is None:
+                continue
+            if {"left", "right"} & set(tokens):
+                return None
+            lobe = next((i for i, t in enumerate(tokens) if t in ("upper", "middle", "lower")
+                         and tokens[i + 1:i + 2] in (["lobe"], ["lobes"])), None)
+            prev = self._last_real(memory)
+            if lobe is None or prev is None:
+                return None
+            d = self.decide_from(self.analyse(prev, state, memory), state, memory)
+            named = [x for st in d.steps if st.action_id.startswith("AR.")
+                     for x in (st.params.get("structures") or [st.params.get("target")])
+                     if isinstance(x, str)]
+            sides = {x.split("_", 1)[0] for x in named} & {"left", "right"}
+            if len(sides) != 1:
+                return None
+            out = tokens[:k] + tokens[k + len(phrase):]
+            at = lobe if lobe < k else lobe - len(phrase)
+            return [*out[:at], sides.pop(), *out[at:]]
+        return None
+
+    def _swing_on(self, tokens: list[str], state: ConsoleState, memory: Memory) -> str | None:
+        """A bare direction right after a swing of the model swings it that way ("tilt it
+        up a touch" ... "and down"); elsewhere a bare direction moves the CT (DESIGN §4)."""
+        core = [t for t in tokens if t not in ("and", "now", "then", "please", ",", "the",
+                                               "other", "way", "a", "bit", "touch", "little")]
+        if len(core) != 1 or core[0] not in ROTATE_DIRS or memory.last_agent != "AR":
+            return None
+        prev = self._last_real(memory)
+        if prev is None:
+            return None
+        d = self.decide_from(self.analyse(prev, state, memory), state, memory)
+        if d.steps and d.steps[-1].action_id == "AR.ROTATE":
+            return ROTATE_DIRS[core[0]] if ROTATE_DIRS[core[0]] in ("left", "right", "up",
+                                                                     "down") else None
+        return None
 
     def _self_correction(self, tokens: list[str], state: ConsoleState, memory: Memory
                          ) -> tuple[list[str], str | None] | None:
@@ -2239,6 +2301,8 @@ class LexiconTier:
 
     def _last_real(self, memory: Memory) -> str | None:
         for text in reversed(memory.recent):
+            if text in memory.readings:
+                return memory.readings[text]  # a plan another tier decided, or a repeat's
             toks = tokens_of(text)
             core = [t for t in toks if t not in FILLER and t not in ("slices", "slice", "steps")]
             more = len(core) == 2 and set(core) & {"more", "another", "further", "again"}

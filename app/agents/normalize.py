@@ -618,7 +618,9 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
 # ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
 # the last step ("that's too much, go down three"). Dropped only when a request follows.
 _LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh", "sorry"}
-_LEAD_CLAUSES = (("before", "we"), ("after", "we"), ("while", "we"), ("once", "we"),
+_LEAD_CLAUSES = (("good", "morning"), ("good", "afternoon"), ("good", "evening"), ("morning",),
+                 ("hello",), ("hi",), ("hey",), ("hello", "everyone"), ("morning", "all"),
+                 ("before", "we"), ("after", "we"), ("while", "we"), ("once", "we"),
                  ("when", "we"), ("one", "more", "thing"), ("one", "last", "thing"),
                  ("another", "thing"), ("quick", "question"), ("while", "you", "are", "at", "it"),
                  ("if", "you", "get", "a", "chance"), ("when", "you", "get", "a", "chance"),

@@ -562,7 +562,7 @@ class SemanticTier:
                 if steps and not left and rc.source == "words" and _verb_agrees(rc):
                     clean.add(k)
         todo = [k for k in range(len(clauses)) if k not in clean]
-        texts = [corrected if single else _clause_text(clauses[k].clause,
+        texts = [(analysis.rewritten or corrected) if single else _clause_text(clauses[k].clause,
                                                          clauses[0].clause if k else None)
                  for k in todo]
         vecs = self.embedder.encode([_embed_text(t) for t in texts]) if texts else None
