@@ -829,7 +829,8 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"hospital number|patient id|insurance|religion|occupation|"
      r"biopsy results?|histology|lactate|bicarbonate|electrolytes?",
      "that information is not in the patient sheet"),
-    (r"cough\w*|bleed\w*|hemorrhag\w*|moving|awake|waking|crying|shivering|stable|unstable|"
+    (r"cough\w*|bleed\w*|hemorrhag\w*|(patient|she|he|they|her|him) (is |are |keeps |started |"
+     r"starts )?moving|awake|waking|crying|shivering|stable|unstable|"
      # "how is the patient" asks after her state; "how is the patient's lung capacity"
      # asks for a field (the possessive is gone after normalisation)
      r"is the patient ok(ay)?|how is the patient(?=$| ?,| doing| holding| tolerating| today| now)|"
