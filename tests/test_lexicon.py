@@ -1665,3 +1665,13 @@ def test_a_greeting_before_a_request_is_dropped(con):
     assert con.say("Good morning, could you show the patient information please") == [
         ("IR.SHOW", {})]
     assert con.say("good morning") == []
+
+
+@pytest.mark.parametrize("first, text, expected", [
+    ("show the 3d model", "get rid of it", [("AR.REMOVE", {})]),
+    ("show the ct", "ditch that", [("IV.REMOVE", {})]),
+    ("show the 3d model", "moving on, show the ct", [("IV.SHOW_MOVE", {})]),
+])
+def test_removal_idioms_and_moving_on(con, first, text, expected):
+    con.say(first)
+    assert con.say(text) == expected

@@ -1697,6 +1697,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? sup\b", "\\1\\2 superior"),
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? inf\b", "\\1\\2 inferior"),
     (r"\bflip (over |across |round |around )?to\b", "switch to"),
+    (r"\bget rid of\b", "remove"),
+    (r"\b(ditch|scrap|bin|lose|drop|kill) (it|that|this|them|those)\b", "remove \\2"),
     # "the lower lobe on the right": the side named after the lobe
     (r"\b(upper|middle|lower) lobe (on|of) the (right|left)( side| lung)?\b", "\\3 \\1 lobe"),  # "flip to the front view"
     # "two more slices up": the number is the step ("more" only says it goes on)
