@@ -620,6 +620,7 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
 _LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh", "sorry"}
 _LEAD_CLAUSES = (("good", "morning"), ("good", "afternoon"), ("good", "evening"), ("morning",),
                  ("hello",), ("hi",), ("hey",), ("hello", "everyone"), ("morning", "all"),
+                 ("moving", "on"), ("next",), ("next", "thing"),
                  ("before", "we"), ("after", "we"), ("while", "we"), ("once", "we"),
                  ("when", "we"), ("one", "more", "thing"), ("one", "last", "thing"),
                  ("another", "thing"), ("quick", "question"), ("while", "you", "are", "at", "it"),
