@@ -1675,3 +1675,14 @@ def test_a_greeting_before_a_request_is_dropped(con):
 def test_removal_idioms_and_moving_on(con, first, text, expected):
     con.say(first)
     assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("axial one oh five", [("IV.SHOW_MOVE", {"axial": 105})]),
+    ("back by a dozen", [("IV.SHOW_MOVE", {"coronal": "-12"})]),
+    ("half a dozen slices down", [("IV.SHOW_MOVE", {"axial": "-6"})]),
+    ("a couple of slices up", [("IV.SHOW_MOVE", {"axial": "+2"})]),
+])
+def test_numbers_said_as_digits_or_quantities(con, text, expected):
+    con.say("show the ct")
+    assert con.say(text) == expected
