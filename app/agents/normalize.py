@@ -178,8 +178,38 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+# Quantity words ("back by a dozen", "half a dozen slices down", "a couple of slices").
+_QUANTITIES = ((("half", "a", "dozen"), "six"), (("a", "dozen"), "twelve"),
+               (("a", "couple", "of"), "two"), (("a", "couple"), "two"),
+               (("a", "pair", "of"), "two"))
+
+
+def _quantities(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for words, number in _QUANTITIES:
+            if tuple(tokens[i:i + len(words)]) == words:
+                out.append(number)
+                i += len(words)
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def _digit_run(run: list[str]) -> int | None:
+    """Digits said one by one with "oh" for zero ("one oh five" = 105), else None."""
+    if len(run) >= 3 and all(w in _UNITS or w == "oh" for w in run) and \
+            any(w in ("oh", "zero") for w in run[1:]) and run[0] not in ("oh", "zero"):
+        return int("".join("0" if w == "oh" else str(_UNITS[w]) for w in run))
+    return None
+
+
 def _numbers(tokens: list[str]) -> list[str]:
     out: list[str] = []
+    tokens = _quantities(tokens)
     i = 0
     n = len(tokens)
     while i < n:
@@ -196,6 +226,10 @@ def _numbers(tokens: list[str]) -> list[str]:
                 if _is_num_word(t):
                     run.append(t)
                     j += 1
+                elif t == "oh" and run and run[-1] in _UNITS and j + 1 < n and \
+                        tokens[j + 1] in _UNITS:
+                    run.append(t)  # "one oh five"
+                    j += 1
                 elif (t == "and" and run and run[-1] in _SCALES and j + 1 < n
                       and tokens[j + 1] in _NUMBER_WORDS):
                     j += 1  # "one hundred and twenty"
@@ -209,7 +243,8 @@ def _numbers(tokens: list[str]) -> list[str]:
                 out.append(tok)  # pronoun "one"
                 i += 1
                 continue
-            values = _parse_number_run(run)
+            digits = _digit_run(run)
+            values = [digits] if digits is not None else _parse_number_run(run)
             out.extend(str(v) for v in values)
             i = j
             continue
