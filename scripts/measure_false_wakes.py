@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="an audio JSONL wake-word set to score detection on (repeatable)")
     ap.add_argument("--detect-limit", type=int, default=None, help="first N rows of each set")
     ap.add_argument("--model", default="tiny.en")
+    ap.add_argument("--no-speculative", action="store_true",
+                    help="no transcription during pauses (same decisions, fewer Whisper calls)")
     args = ap.parse_args(argv)
     with_nice = getattr(os, "nice", None)
     if with_nice is not None:
@@ -85,15 +87,23 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_streams:
         summary["false_wake"] = F.measure_streams(paths, out / "results", stt, tag=args.tag,
                                                   log=lambda s: print(s, flush=True),
-                                                  force=args.force)
+                                                  force=args.force,
+                                                  speculative=not args.no_speculative)
     det = []
     for j in args.detect:
-        det.append(F.measure_detection(j.expanduser().resolve(), stt, limit=args.detect_limit,
-                                       log=lambda s: print(s, flush=True)))
+        d = F.measure_detection(j.expanduser().resolve(), stt, limit=args.detect_limit,
+                                log=lambda s: print(s, flush=True),
+                                speculative=not args.no_speculative)
+        clips = d.pop("records")
+        (out / f"detection-{args.tag}-{j.stem}.json").write_text(
+            json.dumps(clips, indent=0) + "\n", encoding="utf-8")
+        det.append(d)
     if det:
         summary["detection"] = det
     summary["stt"] = {"whisper_calls": stt.misses, "cached": stt.hits,
-                      "whisper_s": round(stt.whisper_s, 1)}
+                      "whisper_s": round(stt.whisper_s, 1),
+                      "settings": stt.settings,  # hash of SttConfig and app/voice/stt.py
+                      "config": repr(getattr(stt.stt, "config", None))}
     summary["wall_s"] = round(time.monotonic() - t0, 1)
     text = json.dumps(summary, indent=1)
     (out / f"summary-{args.tag}.json").write_text(text + "\n", encoding="utf-8")

@@ -40,7 +40,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -388,22 +388,63 @@ class CachedSTT:
                           first_raw_text=d.get("first_raw_text", ""))
 
 
+class CachedVerifier:
+    """The wake verifier (:mod:`app.voice.wake_verify`) with its scores kept in the
+    :class:`CachedSTT` store, so a rerun does not encode the audio again."""
+
+    def __init__(self, verifier: Any, cache: CachedSTT) -> None:
+        self.verifier = verifier
+        self.cache = cache
+        self.min_logprob = verifier.min_logprob
+        self.last_score: float | None = None
+
+    def __call__(self, audio: np.ndarray) -> bool:
+        k = "verify:" + self.cache.key(audio)
+        d = self.cache.cache.get(k)
+        if d is None:
+            self.verifier(audio)
+            d = {"score": self.verifier.last_score}
+            self.cache.cache[k] = d
+            if self.cache.path is not None:
+                with self.cache.path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"key": k, "tr": d}) + "\n")
+        self.last_score = d["score"]
+        return self.last_score is None or self.last_score >= self.min_logprob
+
+
+def default_spotter(stt: Any) -> Any:
+    """The spotter ``make_pipeline`` builds: default sensitivity and cooldown, and the
+    Whisper verifier on the same model (scores cached when ``stt`` is a :class:`CachedSTT`)."""
+    from app.voice.wake_verify import WhisperWakeVerifier  # noqa: PLC0415
+    from app.voice.wakeword import WakeWordSpotter  # noqa: PLC0415
+
+    inner = stt.stt if isinstance(stt, CachedSTT) else stt
+    if not hasattr(inner, "_model"):  # a stand-in transcriber: no acoustic check
+        return WakeWordSpotter()
+    ver = WhisperWakeVerifier(inner)
+    return WakeWordSpotter(verifier=CachedVerifier(ver, stt) if isinstance(stt, CachedSTT)
+                           else ver)
+
+
 # ------------------------------------------------------------------------------ measuring
 def _null_handler(text: str, stt: Any = None) -> dict[str, Any]:
     return {"reply": {"ok": True, "text": ""}}
 
 
 def make_wake_pipeline(stt: Any, wake_factory: Callable[[], Any] | None = None,
-                       config: Any = None) -> Any:
+                       config: Any = None, speculative: bool = True,
+                       vad: Callable[[], Any] | None = None) -> Any:
     """The realtime-mode voice pipeline with the real VAD and wake logic, a silent speaker and
-    an interpreter that does nothing (we count wakes, not commands)."""
+    an interpreter that does nothing (we count wakes, not commands). ``speculative=False``
+    turns off the transcription during pauses: the same decisions on the same audio (less
+    0.05 s of trailing silence), without the Whisper calls wasted when the speaker resumes."""
     from app.voice.pipeline import PipelineConfig, VoicePipeline  # noqa: PLC0415
     from app.voice.vad import VadSegmenter  # noqa: PLC0415
-    from app.voice.wakeword import WakeWordSpotter  # noqa: PLC0415
-
     cfg = config or PipelineConfig(speak_replies=False)
-    wake = wake_factory() if wake_factory is not None else WakeWordSpotter()
-    return VoicePipeline(_null_handler, stt=stt, vad=VadSegmenter(), wake=wake,
+    if not speculative:
+        cfg = replace(cfg, speculative_stt_s=None)
+    wake = wake_factory() if wake_factory is not None else default_spotter(stt)
+    return VoicePipeline(_null_handler, stt=stt, vad=vad() if vad else VadSegmenter(), wake=wake,
                          mode="realtime", config=cfg)
 
 
@@ -425,7 +466,8 @@ def run_stream(pipeline: Any, audio: np.ndarray, lead_s: float = 0.2) -> list[di
                                                      raw=ev.data.get("raw_text", ""))
         elif ev.type == EventType.WAKE_WORD_END and ev.run_id:
             rec = {**pending.pop(ev.run_id, {}), **{k: ev.data.get(k) for k in (
-                "detected", "score", "variant", "heard", "command", "reason", "avg_logprob")}}
+                "detected", "score", "variant", "heard", "command", "reason", "avg_logprob",
+                "verify_logprob")}}
             out.append(rec)
 
     pipeline.wake.reset_cooldown()
@@ -447,14 +489,16 @@ def _spoken_at(meta: dict[str, Any], t: float | None) -> str:
 
 def measure_streams(paths: Sequence[Path], results_dir: Path, stt: CachedSTT,
                     wake_factory: Callable[[], Any] | None = None, tag: str = "default",
-                    log: Callable[[str], None] = print, force: bool = False) -> dict[str, Any]:
+                    log: Callable[[str], None] = print, force: bool = False,
+                    speculative: bool = True,
+                    vad: Callable[[], Any] | None = None) -> dict[str, Any]:
     """Every stream through the wake path; per-stream results in ``results_dir/tag`` (a
     finished stream is not run again unless ``force``); returns the summary so far."""
     from app.voice.audio import read_audio  # noqa: PLC0415
 
     rdir = results_dir / tag
     rdir.mkdir(parents=True, exist_ok=True)
-    pipe = make_wake_pipeline(stt, wake_factory)
+    pipe = make_wake_pipeline(stt, wake_factory, speculative=speculative, vad=vad)
     t0 = time.monotonic()
     for n, p in enumerate(paths, 1):
         rp = rdir / f"{p.stem}.json"
@@ -464,8 +508,7 @@ def measure_streams(paths: Sequence[Path], results_dir: Path, stt: CachedSTT,
         x = read_audio(p)
         ts = time.monotonic()
         h0, m0 = stt.hits, stt.misses
-        if wake_factory is not None:
-            pipe.wake = wake_factory()
+        pipe.wake = wake_factory() if wake_factory is not None else default_spotter(stt)
         decisions = run_stream(pipe, x)
         false = [{**d, "spoken": _spoken_at(meta, d.get("t"))} for d in decisions
                  if d.get("detected")]
@@ -512,16 +555,18 @@ def summarize(results_dir: Path, tag: str = "default") -> dict[str, Any]:
 # ------------------------------------------------------------------------------ detection
 def measure_detection(jsonl: Path, stt: CachedSTT, wake_factory: Callable[[], Any] | None = None,
                       voices: Sequence[int] | None = None, limit: int | None = None,
-                      log: Callable[[str], None] = print) -> dict[str, Any]:
+                      log: Callable[[str], None] = print,
+                      speculative: bool = True) -> dict[str, Any]:
     """Wake-word clips (audio JSONL rows, every voice of each row) through the same pipeline,
     one clip per run: detected when a wake-word decision in the clip says so."""
     from app.voice.audio import read_audio  # noqa: PLC0415
 
     rows = A.read_rows(jsonl, limit)
     base = jsonl.parent
-    pipe = make_wake_pipeline(stt, wake_factory)
+    pipe = make_wake_pipeline(stt, wake_factory, speculative=speculative)
     hit = total = 0
     misses: list[dict[str, Any]] = []
+    clips: list[dict[str, Any]] = []
     per_voice: dict[str, list[int]] = {}
     t0 = time.monotonic()
     for i, row in enumerate(rows, 1):
@@ -531,8 +576,7 @@ def measure_detection(jsonl: Path, stt: CachedSTT, wake_factory: Callable[[], An
             if voices is not None and vi not in voices:
                 continue
             p = base / rel
-            if wake_factory is not None:
-                pipe.wake = wake_factory()
+            pipe.wake = wake_factory() if wake_factory is not None else default_spotter(stt)
             decisions = run_stream(pipe, read_audio(p))
             ok = any(d.get("detected") for d in decisions)
             total += 1
@@ -541,20 +585,25 @@ def measure_detection(jsonl: Path, stt: CachedSTT, wake_factory: Callable[[], An
             pv = per_voice.setdefault(voice, [0, 0])
             pv[0] += ok
             pv[1] += 1
+            rec = {"id": row["id"], "voice": voice, "text": row["text"], "detected": ok,
+                   "heard": [d.get("text") for d in decisions],
+                   "why": [d.get("reason") for d in decisions],
+                   "score": [d.get("score") for d in decisions],
+                   "avg_logprob": [d.get("avg_logprob") for d in decisions],
+                   "verify_logprob": [d.get("verify_logprob") for d in decisions]}
+            clips.append(rec)
             if not ok:
-                misses.append({"id": row["id"], "voice": voice, "text": row["text"],
-                               "heard": [d.get("text") for d in decisions],
-                               "why": [d.get("reason") for d in decisions],
-                               "score": [d.get("score") for d in decisions]})
+                misses.append(rec)
         if i % 20 == 0 or i == len(rows):
             log(f"  {jsonl.name}: {i}/{len(rows)} rows, {hit}/{total} detected "
                 f"({time.monotonic() - t0:.0f} s)")
     return {"set": jsonl.name, "detected": hit, "clips": total,
             "rate": round(hit / total, 4) if total else 0.0,
-            "per_voice": {k: f"{a}/{b}" for k, (a, b) in per_voice.items()}, "misses": misses}
+            "per_voice": {k: f"{a}/{b}" for k, (a, b) in per_voice.items()}, "misses": misses,
+            "records": clips}
 
 
-__all__ = ["CachedSTT", "DEFAULT_CONDITIONS", "DEFAULT_MINUTES", "EXTRA_SENTENCES", "StreamSpec",
+__all__ = ["CachedSTT", "CachedVerifier", "default_spotter", "DEFAULT_CONDITIONS", "DEFAULT_MINUTES", "EXTRA_SENTENCES", "StreamSpec",
            "build_corpus", "contains_wake_word", "corpus_sentences", "make_wake_pipeline",
            "measure_detection", "measure_streams", "plan_streams", "render_stream",
            "run_stream", "summarize"]

@@ -680,12 +680,20 @@ class VoicePipeline:
             m = self.wake.match(text)
             lp = min((float(sg.avg_logprob) for sg in getattr(tr, "segments", []) or []
                       if not getattr(sg, "dropped", "")), default=0.0)
+            verified: float | None = None
             if m.detected and lp < self.config.wake_min_logprob:
                 m = replace(m, detected=False, reason="low-confidence")
             elif m.detected:
-                m = self.wake.detect(text, now=ev.speech_start)  # with the cooldown
-            self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3)},
-                       run)
+                ok = self.wake.verify(audio)
+                verified = getattr(self.wake.verifier, "last_score", None)
+                if not ok:
+                    # The prompt's "davinci" where the audio says "Devin" (wake_verify).
+                    m = replace(m, detected=False, reason="unconfirmed")
+                else:
+                    m = self.wake.detect(text, now=ev.speech_start)  # with the cooldown
+            self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3),
+                                                 **({"verify_logprob": verified}
+                                                    if verified is not None else {})}, run)
             if not m.detected:
                 self._end_run(run, "no-wake" if m.reason != "cooldown" else "cooldown")
                 return
@@ -874,11 +882,14 @@ def make_pipeline(handler: Any, mode: Mode | str = Mode.REALTIME, *, stt_model: 
     from app.voice.stt import WhisperSTT  # noqa: PLC0415
     from app.voice.tts import Speaker  # noqa: PLC0415
     from app.voice.vad import EndpointConfig  # noqa: PLC0415
+    from app.voice.wake_verify import WhisperWakeVerifier  # noqa: PLC0415
 
     cfg = replace(config or PipelineConfig(), **config_overrides)
     vad = VadSegmenter(config=EndpointConfig.from_sensitivity(vad_sensitivity, end_sensitivity))
-    return VoicePipeline(handler, stt=WhisperSTT(model=stt_model).load(), vad=vad,
-                         wake=WakeWordSpotter(sensitivity=wake_sensitivity),
+    stt = WhisperSTT(model=stt_model).load()
+    return VoicePipeline(handler, stt=stt, vad=vad,
+                         wake=WakeWordSpotter(sensitivity=wake_sensitivity,
+                                              verifier=WhisperWakeVerifier(stt)),
                          tts=Speaker(tts_engine, chime=chime, chime_volume=chime_volume),
                          mode=mode, config=cfg)
 

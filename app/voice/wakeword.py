@@ -18,6 +18,12 @@ sounds still matches while "the fence" or "divine" (same consonants, different w
   just said is ignored (ANCHORS §3.5: self-hearing loops).
 * ``prefilter``: an optional cheap check on the raw audio before Whisper runs (for instance a
   pocketsphinx keyphrase spotter, whose dictionary has "davinci"); not required.
+* ``verifier``: an optional check on the audio *after* the transcript matched: the prompt
+  makes Whisper write "davinci" for "Devin", "Devon", "Davis and Finch"; the pipeline's
+  default (:class:`app.voice.wake_verify.WhisperWakeVerifier`) asks Whisper again, without
+  the prompt, how well the audio supports the name. ≤ 1 false wake per hour of OR talk needs
+  it (scripts/measure_false_wakes.py).
+* A wake spelling without its V ("the finch") is not the name: metaphone writes V as F.
 """
 
 from __future__ import annotations
@@ -92,7 +98,8 @@ class WakeWordSpotter:
     def __init__(self, variants: Iterable[str] = WAKE_VARIANTS, *, sensitivity: float = 0.5,
                  max_lead_words: int = 2, max_span_words: int = 3, cooldown_s: float = 2.0,
                  clock: Callable[[], float] = time.monotonic,
-                 prefilter: Callable[[np.ndarray], bool] | None = None) -> None:
+                 prefilter: Callable[[np.ndarray], bool] | None = None,
+                 verifier: Callable[[np.ndarray], bool] | None = None) -> None:
         self.variants = tuple(dict.fromkeys(v.lower() for v in variants))
         self._compact = [(v, v.replace(" ", "").replace("'", "")) for v in self.variants]
         self._codes = [(v, c, _metaphone(c)) for v, c in self._compact]
@@ -102,6 +109,7 @@ class WakeWordSpotter:
         self.cooldown_s = cooldown_s
         self.clock = clock
         self.prefilter = prefilter
+        self.verifier = verifier
         self._last_detection: float | None = None
 
     @property
@@ -113,6 +121,10 @@ class WakeWordSpotter:
         spelling, half sound, so both must agree for a high score."""
         c = "".join(_TOKEN.findall(phrase.lower())).replace("'", "")
         if len(c) < 4:  # "da", "the": far too little to be the name
+            return 0.0, ""
+        if "v" not in c:
+            # Every spelling Whisper gives the name has its V ("Vinci", "Venti"); metaphone
+            # writes V as F, so without this "the finch" (T-F-N-X) sounds like "the Vinci".
             return 0.0, ""
         code = _metaphone(c)
         best, best_v = 0.0, ""
@@ -175,6 +187,16 @@ class WakeWordSpotter:
         try:
             return bool(self.prefilter(audio))
         except Exception:  # a broken pre-filter must not deafen the console
+            return True
+
+    def verify(self, audio: np.ndarray) -> bool:
+        """The acoustic second opinion on a wake word found in the transcript (see
+        :mod:`app.voice.wake_verify`); True without a verifier or when it fails."""
+        if self.verifier is None:
+            return True
+        try:
+            return bool(self.verifier(audio))
+        except Exception:  # a broken verifier must not deafen the console
             return True
 
     def reset_cooldown(self) -> None:
