@@ -159,7 +159,7 @@ class VoicePipeline:
         self.config = config or PipelineConfig()
         self._stt = stt
         self._vad = vad
-        self.wake = wake or WakeWordSpotter()
+        self.wake = wake or _default_spotter(stt)
         self.guard = guard or SelfHearingGuard()
         if tts is None:
             from app.voice.tts import NullPlayer, Speaker  # noqa: PLC0415
@@ -870,6 +870,18 @@ class VoicePipeline:
         self._set_listening(ListeningState.THINKING, run)
         self._intent(run, command, None, None, None, None)
         return run
+
+
+def _default_spotter(stt: Any) -> WakeWordSpotter:
+    """The "davinci" spotter, with the acoustic verifier when ``stt`` is Whisper (DESIGN §6: a
+    false wake per hour at most needs it; see :mod:`app.voice.wake_verify`)."""
+    from app.voice.stt import WhisperSTT  # noqa: PLC0415
+
+    if isinstance(stt, WhisperSTT):
+        from app.voice.wake_verify import WhisperWakeVerifier  # noqa: PLC0415
+
+        return WakeWordSpotter(verifier=WhisperWakeVerifier(stt))
+    return WakeWordSpotter()
 
 
 def make_pipeline(handler: Any, mode: Mode | str = Mode.REALTIME, *, stt_model: str = "tiny.en",
