@@ -308,6 +308,9 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     ("sagmax", "sag max"),
     ("move in, farrier 15", "move inferior 15"),    # a word split in two
     ("in ferior view", "inferior view"),
+    ("zimmon on the coronal and rotate the model left",
+     "zoom in on the coronal and rotate the model left"),
+    ("tymion on the right lung", "zoom in on the right lung"),
     ("sagible 200", "sagittal 200"),                # a plane with a garbled ending, then a step
     ("coralanol -50", "coronal -50"),
     ("show the media still no window", "show the mediastinal window"),
@@ -336,6 +339,7 @@ def test_correct_repairs_recogniser_slips(heard, meant):
     "background",
     "in failure",
     "burn a cd",
+    "simon on the phone",
 ])
 def test_recogniser_slip_rules_leave_ordinary_words(sentence):
     from app.agents.lexicon import VOCABULARY

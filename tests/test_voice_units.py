@@ -635,7 +635,7 @@ def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
             return [SimpleNamespace(text=text, start=0.0, end=1.0, avg_logprob=-0.2,
                                     no_speech_prob=0.05, compression_ratio=1.1)], None
 
-    stt = WhisperSTT(lock=None)
+    stt = WhisperSTT(SttConfig(nbest=1), lock=None)
     stt._model = FakeModel()
     tr = stt.transcribe(tone(1.0))
     # the wake word heard first is kept as a forced prefix of the second decode
@@ -644,6 +644,48 @@ def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
     assert stt._model.prompts[0] and stt._model.prompts[1] is None
     assert stt._model.prefixes == [None, "davinci,"]
     assert tr.to_dict()["first_raw_text"]
+
+
+def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
+    from app.agents.normalize import CommandScorer
+    from app.voice.stt import choose_hypothesis
+
+    sc = CommandScorer()
+    # Beams measured on the dev split (tiny.en, Piper voice): the command is in the beam but
+    # not on top.
+    beam = [("Two men.", -0.32), ("Zoom in.", -0.88), ("2 men.", -0.98), ("zoom in.", -1.11)]
+    assert choose_hypothesis(beam, sc, weight=1.5)[0] == 1
+    beam = [("Joby, am I?", -0.74), ("Jobi, am I?", -0.9), ("Show BMI.", -1.04)]
+    assert choose_hypothesis(beam, sc, weight=1.5)[0] == 2
+    # Whisper's choice stands: no scorer, a far-fetched alternative, no better coverage, or
+    # an out-of-scope top that must not turn into a console command.
+    assert choose_hypothesis(beam, None)[0] == 0
+    assert choose_hypothesis([("Two men.", -0.3), ("Zoom in.", -1.5)], sc, 1.5, 0.8)[0] == 0
+    assert choose_hypothesis([("Show the CT.", -0.3), ("Show the city.", -0.4)], sc, 1.5)[0] == 0
+    assert choose_hypothesis([("Page the pathologist.", -0.3), ("Page the PFT.", -0.5)],
+                             sc, 1.5)[0] == 0
+    # an out-of-scope reading ranked above a candidate blocks it (measured on the dev split)
+    beam = [("What's the selection setting?", -0.41), ("What's the suction setting?", -0.43),
+            ("What's the function setting?", -0.64)]
+    assert choose_hypothesis(beam, sc, 2.0, 1.0)[0] == 0
+    # the wake word is Whisper's call: no false wake from a rescored hypothesis
+    assert choose_hypothesis([("The vent is fine.", -0.3), ("Davinci, show the CT.", -0.5)],
+                             sc, 1.5)[0] == 0
+    idx, covs = choose_hypothesis([("Zoom in.", -0.2)], sc)
+    assert idx == 0 and covs == [1.0]
+
+
+def test_command_scorer_coverage_counts_console_words() -> None:
+    from app.agents.normalize import CommandScorer
+
+    sc = CommandScorer()
+    assert sc.coverage("Zoom in.") == 1.0
+    assert sc.coverage("See you now.") == 0.0
+    assert sc.coverage("Two men.") == 0.5          # a number is a console word, "men" is not
+    assert sc.coverage("Move inferior 15.") == 1.0
+    assert sc.coverage("davinci, show the CT") == 1.0  # the wake word is not counted
+    assert sc.coverage("") == 0.0
+    assert sc.pinned("page the pathologist") and not sc.pinned("show the CT")
 
 
 # ============================================================================ speech

@@ -696,6 +696,8 @@ sagittal
 """))
 # Long domain words a recogniser splits in two ("in farrier" = inferior).
 _JOIN_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 7))
+# Metaphone codes of "zoomin" and its voiced/unvoiced neighbours (z~s~j, t~d)
+_ZOOM_IN_SOUNDS = frozenset({"SMN", "JMN", "TMN"})
 _PLANE_PREFIXES = (("sag", "sagittal"), ("cor", "coronal"), ("axi", "axial"))
 
 
@@ -726,6 +728,12 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
         if split:
             changes.append((tok, " ".join(split), "merged words"))
             out.extend(split)
+            continue
+        if nxt in ("on", "onto") and jellyfish.metaphone(tok) in _ZOOM_IN_SOUNDS and \
+                _commandish(tokens, i):
+            # "zoom in on the nodule" run together: "Zimmon on", "Jimin on", "Tymion on"
+            changes.append((tok, "zoom in", "merged words"))
+            out.extend(["zoom", "in"])
             continue
         j = len(out) - 1
         if j >= 0 and out[j] == "," and j >= 1:
