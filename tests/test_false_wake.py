@@ -278,3 +278,48 @@ def test_cached_verifier_scores_once(tmp_path: Path) -> None:
     assert not again(a) and again.verifier.calls == 0
     # a stand-in transcriber gets the plain spotter, a Whisper one the verifier
     assert F.default_spotter(ScriptedSTT([])).verifier is None
+
+
+def test_the_verifier_checks_the_audio_whisper_transcribed() -> None:
+    from app.voice.audio import FileSource  # noqa: PLC0415
+
+    class Recording(FakeVerifier):
+        def __call__(self, audio: np.ndarray) -> bool:
+            self.seen = len(audio)
+            return super().__call__(audio)
+
+    class LenSTT(ScriptedSTT):
+        def transcribe(self, audio: np.ndarray, **kw: Any) -> Transcript:
+            self.lens = [*getattr(self, "lens", []), len(audio)]
+            return super().transcribe(audio, **kw)
+
+    ver = Recording(-3.0)
+    stt = LenSTT(["davinci, zoom in"])
+    p = VoicePipeline(F._null_handler, stt=stt, vad=VadSegmenter(EnergyVad(), EndpointConfig()),
+                      wake=WakeWordSpotter(verifier=ver), mode="realtime",
+                      config=PipelineConfig(speak_replies=False, speculative_stt_s=0.25))
+    p.run(FileSource(bursts(1.0)))
+    # transcribed during the pause (speculatively): the verifier gets that same audio, so
+    # it can reuse Whisper's encoding of it
+    assert stt.calls == 1 and ver.seen == stt.lens[0]
+
+
+def test_encoder_memo_reuses_the_last_encoding() -> None:
+    from app.voice.wake_verify import _EncoderMemo  # noqa: PLC0415
+
+    class Model:
+        calls = 0
+
+        def encode(self, features: np.ndarray) -> str:
+            Model.calls += 1
+            return f"enc{Model.calls}"
+
+    m = Model()
+    memo = _EncoderMemo.install(m)
+    assert _EncoderMemo.install(m) is memo  # once per model
+    f = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert m.encode(f) == "enc1" and memo.lookup(f.copy()) == "enc1"
+    assert memo.lookup(f + 1) is None
+    m.encode(f + 1)
+    m.encode(f + 2)  # keeps the last two
+    assert memo.lookup(f) is None and memo.lookup(f + 2) == "enc3" and Model.calls == 3

@@ -269,7 +269,7 @@ class VoicePipeline:
         self._last_level = 0.0
         self._utt_no = 0
         self._utt_serial = 0
-        self._spec: tuple[tuple[int, float], Any, float, float] | None = None
+        self._spec: tuple[tuple[int, float], Any, float, float, np.ndarray] | None = None
         self._spec_count = 0
 
     def start(self, source: Any = None) -> threading.Thread:
@@ -541,13 +541,13 @@ class VoicePipeline:
         except Exception:  # the endpoint will try again and report it
             log.debug("speculative transcription failed", exc_info=True)
             return
-        self._spec = (key, tr, eos.silence_run_s, (time.perf_counter() - t0) * 1000)
+        self._spec = (key, tr, eos.silence_run_s, (time.perf_counter() - t0) * 1000, audio)
 
-    def _take_speculation(self, ev: VadEvent) -> tuple[Any, float, float] | None:
+    def _take_speculation(self, ev: VadEvent) -> tuple[Any, float, float, np.ndarray] | None:
         spec, self._spec = self._spec, None
         if spec is None or spec[0] != (self._utt_serial, ev.speech_end):
             return None  # speech resumed after it: the transcript is stale
-        return spec[1], spec[2], spec[3]
+        return spec[1], spec[2], spec[3], spec[4]
 
     def _on_speech_start(self, ev: VadEvent) -> None:
         self._utt_serial += 1
@@ -616,8 +616,10 @@ class VoicePipeline:
         if spec is not None:
             tr = spec[0]
             ready = (spec[1], spec[2])  # (silence when it started, its wall time in ms)
+            stt_audio = spec[3]  # what Whisper heard (the verifier reuses its encoding)
         else:
             ready = None
+            stt_audio = audio
             try:
                 tr = self.stt.transcribe(audio)
             except Exception as exc:
@@ -684,7 +686,7 @@ class VoicePipeline:
             if m.detected and lp < self.config.wake_min_logprob:
                 m = replace(m, detected=False, reason="low-confidence")
             elif m.detected:
-                ok = self.wake.verify(audio)
+                ok = self.wake.verify(stt_audio)
                 verified = getattr(self.wake.verifier, "last_score", None)
                 if not ok:
                     # The prompt's "davinci" where the audio says "Devin" (wake_verify).
