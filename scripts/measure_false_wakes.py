@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         summary["detection"] = det
     summary["stt"] = {"whisper_calls": stt.misses, "cached": stt.hits,
                       "whisper_s": round(stt.whisper_s, 1),
-                      "settings": stt.settings,  # hash of SttConfig and app/voice/stt.py
+                      "settings": stt.settings,  # hash of SttConfig
+                      "stt_py": stt.source_hash,  # hash of app/voice/stt.py
                       "config": repr(getattr(stt.stt, "config", None))}
     summary["wall_s"] = round(time.monotonic() - t0, 1)
     text = json.dumps(summary, indent=1)

@@ -345,8 +345,11 @@ class CachedSTT:
         self.path = path
         cfg = getattr(stt, "config", None)
         src = Path(__file__).resolve().parents[1] / "voice" / "stt.py"
-        self.settings = hashlib.sha256((repr(cfg) + src.read_text(encoding="utf-8"))
-                                       .encode()).hexdigest()[:12]
+        # Keyed by the STT settings; app/voice/stt.py's own hash is recorded, not keyed (it
+        # changes with every edit of its comments or rescoring details): rerun with a fresh
+        # cache file when the decoding itself changed.
+        self.settings = hashlib.sha256(repr(cfg).encode()).hexdigest()[:12]
+        self.source_hash = hashlib.sha256(src.read_bytes()).hexdigest()[:12]
         self.cache: dict[str, dict[str, Any]] = {}
         self.hits = self.misses = 0
         self.whisper_s = 0.0
