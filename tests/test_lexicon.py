@@ -1686,3 +1686,41 @@ def test_removal_idioms_and_moving_on(con, first, text, expected):
 def test_numbers_said_as_digits_or_quantities(con, text, expected):
     con.say("show the ct")
     assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("before, text, expected", [
+    ([], "okay team, while we wait for anaesthesia, bring up the CT", [("IV.SHOW_MOVE", {})]),
+    (["show the patient info", "show only the age"], "add her PFTs to that info table",
+     [("IR.SHOW", {"fields": ["pft"], "op": "add"})]),
+    ([], "let's have the 3D lung map up", [("AR.SHOW", {})]),
+    (["show the ct"], "scroll the volume forward thirty", [("IV.SHOW_MOVE", {"coronal": "+30"})]),
+    (["show the ct"], "page down through the axial by twenty",
+     [("IV.SHOW_MOVE", {"axial": "-20"})]),
+    (["show the ct"], "that's a bit far forward; back by ten",
+     [("IV.SHOW_MOVE", {"coronal": "-10"})]),
+    (["show the model"], "that nodule is tiny, zoom in on it",
+     [("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+    (["show the model", "zoom in"], "closer than that", [("AR.ZOOM_IN", {})]),
+    (["show the model", "rotate left"], "no, other direction",
+     [("AR.ROTATE", {"direction": "right"})]),
+    (["show the ct", "sagittal 300"], "blow the sagittal up big",
+     [("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]),
+    (["show the patient info", "patient age please"], "weight and height also",
+     [("IR.SHOW", {"fields": ["height", "weight"], "op": "add"})]),
+    (["show the patient info"],
+     "her FEV1 was borderline, wasn't it? put the lung function on its own",
+     [("IR.SHOW", {"fields": ["pft"]})]),
+    (["show the ct"], "that's the apex. the model now please, camera-eye view",
+     [("AR.SHOW", {"view": "surgical"})]),
+])
+def test_console_senses_remarks_and_steps(con, before, text, expected):
+    for b in before:
+        con.say(b)
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text", ["show me last year's scan", "pull up the old CT",
+                                  "turn the volume down"])
+def test_other_scans_and_sound_are_out_of_scope(con, text):
+    con.say("show the ct")
+    assert con.say(text) == []

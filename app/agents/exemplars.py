@@ -905,6 +905,14 @@ _OOS = [
         start recording the video
         take a screenshot
         adjust the port placement
+        rotate the instrument wrist to the right
+        turn the grasper jaws up
+        swing arm three out to the left
+        tilt the operating table to the right
+        roll the table towards me
+        rotate the stapler head
+        bring arm one back
+        angle the scope down
     """),
     _intent("oos.patient_status", "OOS", "oos", """
         the patient is coughing

@@ -388,6 +388,11 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             i += 2
             continue
         if t in SEPARATORS and t != "plus":
+            if t in ("also", "too") and (i + 1 == len(tokens) or tokens[i + 1] in (
+                    "please", ",")):
+                cur.append(t)  # "weight and height also": a closing "also" adds
+                i += 1
+                continue
             if t == "next" and i + 1 < len(tokens) and tokens[i + 1] in ("slice", "image"):
                 cur.append(t)
                 i += 1
@@ -847,7 +852,13 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 value = _rel(sign * v)
             else:
                 value = v
-            if pending and not pending_filled:
+            if prev == "by" and not s and dir_events and dir_events[-1][3] is None and all(
+                    x in _STEP_GLUE | {"on", "in", "through", "along", "slices"} |
+                    set(PLANE_WORDS) for x in toks[dir_events[-1][4] + 1:i]):
+                # "scroll down on the axial by 20": the step of the direction said before
+                dir_events[-1][3] = v
+                c.use_words({"on", "in", "through", "along"})
+            elif pending and not pending_filled:
                 for p in pending:
                     if isinstance(value, str):
                         rel[p] = rel.get(p, 0) + int(value)
@@ -1638,7 +1649,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      r"(surgery|operation|procedure|operated|operating|operate|here|having)\b", "diagnosis"),
     (r"\bback to (normal|default|defaults|the default|the beginning|start|original)\b|"
      r"\bstart over\b|\bfrom scratch\b", "reset"),
-    (r"\bupside down\b|\bflip( it| the model| this)?( over| around)?\b(?! to\b)|"
+    (r"\bupside down\b|\bflip(?!( it| the model| this)?( over| around)? (to|so)\b)"
+     r"( it| the model| this)?( over| around)?\b|"
      r"\bhead over heels\b", "rotate vertically"),
     (r"\bpoint out\b|\bhighlight\b|\bindicate\b|\bmark\b", "readd"),
     (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
@@ -1648,7 +1660,7 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "diagnosis"),
     (r"\bhow big is (she|he|the patient)\b|\b(body )?measurements\b", "physical"),
     (r"^(everything|all of it|all of them|the lot|all)$", "show everything"),
-    (r"\b(the )?other way( around| round)?\b|\b(the )?opposite (way|direction)\b|"
+    (r"\b(the )?other way( around| round)?\b|\b(the )?(opposite|other) (way|direction)\b|"
      r"\breverse (it|that|direction)\b", "opposite"),
     (r"\blung (model|anatomy|3d|reconstruction|rendering)\b", "model"),
     # the lobe holding the tumour (from the clinical data)
@@ -1698,6 +1710,15 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? inf\b", "\\1\\2 inferior"),
     (r"\bflip (over |across |round |around )?to\b", "switch to"),
     (r"\bget rid of\b", "remove"),
+    # "scroll the volume": the CT volume
+    (r"\b(scroll|page|move|go|step|flick)( back| forward| up| down)? (through )?(the )?volume\b",
+     "\\1\\2 \\3the ct"),
+    (r"\bblow (it |that |this |them |the \w+ |the \w+ \w+ )?up\b", "enlarge \\1"),
+    (r"\bcamera ?eye view\b|\bcamera s eye view\b", "surgical view"),
+    # a tag question adds nothing ("her FEV1 was borderline, wasn't it, ...")
+    (r",? (is|was|are|were|does|did|has|have|do) not (it|she|he|they|there) ?(,|$)", ","),
+    (r"\b(closer|further|farther|bigger|smaller|larger|higher|lower|more|less) than "
+     r"(that|this|before|now|it is|that one)\b", "\\1"),
     (r"\b(ditch|scrap|bin|lose|drop|kill) (it|that|this|them|those)\b", "remove \\2"),
     # "the lower lobe on the right": the side named after the lobe
     (r"\b(upper|middle|lower) lobe (on|of) the (right|left)( side| lung)?\b", "\\3 \\1 lobe"),  # "flip to the front view"
@@ -1958,6 +1979,22 @@ _REQUEST_BY_SHOULD = {"bigger": ("zoom", "in"), "larger": ("zoom", "in"),
                       "smaller": ("zoom", "out")}
 
 
+_REFERENT_WORDS = {"nodule", "nodules", "lesion", "tumor", "tumors", "tumour", "lobe", "lobes",
+                   "airway", "airways", "trachea", "rul", "rml", "rll", "lul", "lll", "lung"}
+
+
+def _with_referent(request: list[str], remark: list[str]) -> list[str]:
+    """"that nodule is tiny, zoom in on it": "it" is what the remark was about."""
+    verb = next((i for i, t in enumerate(remark) if t in _FINITE_VERBS), len(remark))
+    subject = [t for t in remark[:verb] if t not in _SUBJECT_DETERMINERS]
+    if not subject or not set(subject) & _REFERENT_WORDS:
+        return request
+    for i, t in enumerate(request):
+        if t in ("it", "them") and i > 0:
+            return [*request[:i], "the", *subject, *request[i + 1:]]
+    return request
+
+
 def _complaint_request(tokens: list[str]) -> list[str] | None:
     """The request a complaint implies ("the CT images are too small" -> "zoom in ct images"),
     or None. Only the whole command counts (nothing after a comma), so "the model is in the
@@ -2154,13 +2191,18 @@ class LexiconTier:
         if request is not None:
             tokens = request
         statement = _is_statement(tokens)
+        remark_cut = False
         if statement:
             # "that view is perfect, now zoom in": a remark before the request is no part of
             # it; a remark alone is kept (and read with low confidence)
             cut = tokens.index(",") if "," in tokens else -1
             rest = tokens[cut + 1:] if cut >= 0 else []
-            if rest and _has_head(rest) and not _is_statement(rest):
-                tokens, statement = rest, False
+            while rest and rest[0] == ",":
+                rest = rest[1:]
+            if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS)) and \
+                    not _is_statement(rest):
+                tokens, statement = _with_referent(rest, tokens[:cut]), False
+                remark_cut = True
         clauses = split_clauses(tokens)
         routed: list[RoutedClause] = []
         for c in clauses:
@@ -2176,7 +2218,7 @@ class LexiconTier:
         own = _prepare(corrected)
         rewritten = " ".join(tokens) if repeat_of is None and tokens != own and (
             turn is not None or side is not None or request is not None or fixed is not None
-            or same is not None) \
+            or same is not None or remark_cut) \
             else None
         return Analysis(corrected, routed, repeat_of, step_override, reverse, statement,
                         rewritten=rewritten)

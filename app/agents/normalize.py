@@ -117,6 +117,10 @@ def _punctuation(text: str) -> str:
     text = re.sub(r"(?<=\w)-(?=[a-z])", " ", text)  # "right-upper", "x-ray"
     text = re.sub(r"(?<=[a-z])-(?=\d)", " ", text)  # "fev-1"
     text = re.sub(r"(\d)\s*%", r"\1 percent", text)
+    # a sentence break inside the command is a pause ("that's the apex. the model now";
+    # "a bit far forward; back by ten"; "wasn't it? put the PFT up")
+    text = re.sub(r"(?<=[a-z0-9'])\s*[;?!]+\s*(?=[a-z0-9])", ", ", text)
+    text = re.sub(r"(?<=[a-z'])\.\s+(?=[a-z])", ", ", text)
     text = re.sub(r"[;:!?.()\[\]{}\"/\\|*_=<>~^&@$]", " ", text)
     text = text.replace("&", " and ")
     text = re.sub(r"(?<!\S)'|'(?!\S)", " ", text)  # quotes, not apostrophes inside words
@@ -652,7 +656,8 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
 # Lead-ins before the request itself: a time clause ("before we dock, ..."), an aside
 # ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
 # the last step ("that's too much, go down three"). Dropped only when a request follows.
-_LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh", "sorry"}
+_LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh", "sorry",
+                 "team", "everyone", "everybody", "guys", "folks", "all", "people"}
 _LEAD_CLAUSES = (("good", "morning"), ("good", "afternoon"), ("good", "evening"), ("morning",),
                  ("hello",), ("hi",), ("hey",), ("hello", "everyone"), ("morning", "all"),
                  ("moving", "on"), ("next",), ("next", "thing"),
@@ -888,8 +893,9 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"undock",
      "the robot, camera and recording are not controlled here"),
     (r"pet scans?|pet ct|pet images?|mri|mr scan|x ?rays?|ultrasound|echocardiogra\w*|"
-     r"angiogra\w*|bronchoscop\w*|bone scan|scintigra\w*|previous ct|old ct|prior ct|"
-     r"last year s ct|outside ct",
+     r"angiogra\w*|bronchoscop\w*|bone scan|scintigra\w*|"
+     r"(previous|old|older|prior|earlier|outside|other hospital s?|last years?( s)?|"
+     r"last months?( s)?) (ct|cts|scan|scans|study|studies|images?|imaging)",
      "the console has only this case's CT, model and patient sheet"),
     (r"heart|liver|kidney|stomach|colon|brain|spine|bone marrow|aorta|esophagus|oesophagus|"
      r"diaphragm|rib|ribs|vertebra\w*|vein|veins|artery|arteries|azygos|pulmonary artery|"
@@ -903,7 +909,13 @@ _RESCUE = re.compile(
     r"\bcall (it |them |\w+ |the \w+ )?up\b|"
     r"\b(lung|tumou?r|nodule|ct) volume|\b(keep|stop|start) moving|\bmoving (the|to)\b|"
     r"\bstop the (rotation|spinning)|\bport(s)? view\b|"
-    r"\bhow long\b.*\b(slice|axial|coronal|sagittal)")
+    r"\bhow long\b.*\b(slice|axial|coronal|sagittal)|"
+    # console senses of words that are otherwise OR talk ("the info table", "the 3D lung map",
+    # "scroll the volume", "the camera-eye view" = the surgical view of the model)
+    r"\b(info|information|data|patient|results?|summary) table\b|"
+    r"\b(lung|3d|anatomy|anatomical|road) map\b|"
+    r"\b(scroll|page|move|go|step|flick)( back| forward| up| down)? (through )?(the )?volume\b|"
+    r"\bvolume render\w*|\bcamera ?eye view\b|\bcamera s eye view\b")
 # Closing remarks and greetings: out of scope when nothing else in the command is ours.
 _CHATTER = re.compile(
     r"\b(thanks|thank you|that is all|that is it|all done|we are done|we are good|never mind|"
