@@ -668,6 +668,10 @@ def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
     beam = [("What's the selection setting?", -0.41), ("What's the suction setting?", -0.43),
             ("What's the function setting?", -0.64)]
     assert choose_hypothesis(beam, sc, 2.0, 1.0)[0] == 0
+    # chatter does not become a command that only partly reads as one
+    beam = [("That's amazing.", -1.05), ("It's amazing.", -1.14), ("And I'm gonna rotate.", -1.67)]
+    assert choose_hypothesis(beam, sc)[0] == 0
+    assert choose_hypothesis(beam, sc, min_coverage=0.0)[0] == 2
     # the wake word is Whisper's call: no false wake from a rescored hypothesis
     assert choose_hypothesis([("The vent is fine.", -0.3), ("Davinci, show the CT.", -0.5)],
                              sc, 1.5)[0] == 0

@@ -101,6 +101,7 @@ class SttConfig:
     nbest: int = 5
     domain_weight: float = 2.0          # tuned on the dev split (1.5–5 alike; 1.0 too timid)
     max_logprob_gap: float = 1.0
+    min_coverage: float = 1.0
 
 
 @dataclass
@@ -323,15 +324,18 @@ def _default_scorer() -> DomainScorer | None:
 
 
 def choose_hypothesis(hyps: list[tuple[str, float]], scorer: DomainScorer | None,
-                      weight: float = 1.0, max_gap: float = 0.8) -> tuple[int, list[float]]:
+                      weight: float = 2.0, max_gap: float = 1.0,
+                      min_coverage: float = 1.0) -> tuple[int, list[float]]:
     """Pick among a beam's hypotheses ``(text, per-token log-probability)``, best first.
 
     Tiny Whisper often has the command in its beam but not on top: a short "zoom in" comes out
     "Two men." (-0.30) with "Zoom in." second (-0.84); "show BMI" as "Joby, am I?" with "Show
     BMI." third. A domain language model would settle it; the console's vocabulary is one: a
     hypothesis wins when its log-probability plus ``weight`` × its domain coverage beats the
-    top's, it covers strictly more of the domain than the top, and it is within ``max_gap`` of
-    the top in log-probability (so far-fetched readings never win). The top stays when the
+    top's, it covers strictly more of the domain than the top and at least ``min_coverage``
+    (by default it reads wholly as a console command: chatter such as "That's amazing." must
+    not become "And I'm gonna rotate."), and it is within ``max_gap`` of the top in
+    log-probability (so far-fetched readings never win). The top stays when the
     scorer pins it (out of scope), and nothing ranked below a pinned hypothesis wins ("What's
     the selection setting?" / "… suction setting?" / … / "… function setting?" stays a
     question about suction, not a request for the pulmonary function). A hypothesis that differs from the top in whether it
@@ -352,7 +356,7 @@ def choose_hypothesis(hyps: list[tuple[str, float]], scorer: DomainScorer | None
             break  # best first: the rest are further still
         if scorer.pinned(text):
             break  # a likelier reading is out of scope: nothing below it may win
-        if cov <= covs[0]:
+        if cov <= covs[0] or cov < min_coverage:
             continue
         if _starts_with_wake(text) != top_wake:
             continue  # whether the wake word was said stays Whisper's call (false wakes)
@@ -530,7 +534,7 @@ class WhisperSTT:
         top_len = len(res.sequences_ids[0])
         avg = hyps[0][1] * top_len / (top_len + 1)
         chosen, covs = choose_hypothesis(hyps, self.scorer, cfg.domain_weight,
-                                         cfg.max_logprob_gap)
+                                         cfg.max_logprob_gap, cfg.min_coverage)
         text = hyps[chosen][0]
         dur = (len(x) / SAMPLE_RATE)
         seg = Segment(" " + text if text else "", 0.0, round(dur, 2), float(avg),
