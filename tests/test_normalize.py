@@ -290,6 +290,7 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     ("are you el", "rul"),                          # R-U-L spelled, letters heard as words
     ("show our ul", "show rul"),
     ("hide the our ml", "hide the rml"),
+    ("zoom, are you well", "zoom rul"),
     ("zoom in on the r l l", "zoom in on the rll"),
     ("show l, l, l, only", "show lll, only"),       # a pause after each letter
     ("show l l l l", "show lll"),                   # the last letter heard twice
@@ -340,6 +341,8 @@ def test_correct_repairs_recogniser_slips(heard, meant):
     "in failure",
     "burn a cd",
     "simon on the phone",
+    "are you well",
+    "hello, are you well",
 ])
 def test_recogniser_slip_rules_leave_ordinary_words(sentence):
     from app.agents.lexicon import VOCABULARY
