@@ -323,3 +323,20 @@ def test_encoder_memo_reuses_the_last_encoding() -> None:
     m.encode(f + 1)
     m.encode(f + 2)  # keeps the last two
     assert memo.lookup(f) is None and memo.lookup(f + 2) == "enc3" and Model.calls == 3
+
+
+def test_a_verifier_lets_near_spellings_through_to_the_audio_check() -> None:
+    from app.voice.audio import FileSource  # noqa: PLC0415
+
+    plain, checked = WakeWordSpotter(), WakeWordSpotter(verifier=FakeVerifier(-5.0))
+    assert (plain.candidate_threshold, checked.candidate_threshold) == (0.87, 0.78)
+    # heard on the dev split at 10 dB for "da Vinci, …" (flite, Piper)
+    for text in ("Javinci, move back.", "The venti, make the axial big.", "Ravinci, zoom in."):
+        assert not plain.match(text).detected
+        assert checked.match(text, checked.candidate_threshold).detected
+    p, _ = _pipe(["Javinci, move back."], FakeVerifier(-5.0))
+    p.run(FileSource(bursts(1.0)))
+    assert p.calls == ["move back."]  # type: ignore[attr-defined]
+    p, _ = _pipe(["Javinci, move back."], FakeVerifier(-20.0))  # the audio says otherwise
+    p.run(FileSource(bursts(1.0)))
+    assert p.calls == []  # type: ignore[attr-defined]

@@ -679,7 +679,7 @@ class VoicePipeline:
 
         # ---- 4. wake word
         if phase == "wait_wake" and self.config.require_wake:
-            m = self.wake.match(text)
+            m = self.wake.match(text, self.wake.candidate_threshold)
             lp = min((float(sg.avg_logprob) for sg in getattr(tr, "segments", []) or []
                       if not getattr(sg, "dropped", "")), default=0.0)
             verified: float | None = None
@@ -692,7 +692,8 @@ class VoicePipeline:
                     # The prompt's "davinci" where the audio says "Devin" (wake_verify).
                     m = replace(m, detected=False, reason="unconfirmed")
                 else:
-                    m = self.wake.detect(text, now=ev.speech_start)  # with the cooldown
+                    m = self.wake.detect(text, now=ev.speech_start,  # with the cooldown
+                                         threshold=self.wake.candidate_threshold)
             self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3),
                                                  **({"verify_logprob": verified}
                                                     if verified is not None else {})}, run)
