@@ -1724,3 +1724,11 @@ def test_console_senses_remarks_and_steps(con, before, text, expected):
 def test_other_scans_and_sound_are_out_of_scope(con, text):
     con.say("show the ct")
     assert con.say(text) == []
+
+
+def test_chained_context_commands_do_not_recurse(con):
+    con.say("show the 3d model")
+    con.say("swing it up")
+    for word, direction in (("and down", "down"), ("and up", "up"), ("down", "down"),
+                            ("up", "up"), ("down", "down")):
+        assert con.say(word) == [("AR.ROTATE", {"direction": direction})]

@@ -151,8 +151,9 @@ class FastInterpreter:
             why = "Not understood: please say it again in other words."
             decision = replace(decision, valid=False, steps=[], reason=f"{why} ({decision.reason})")
             return done(decision, False, False, why)
-        if decision.reading is None and (decision.tier != self.lexicon.name or (
-                decision.diagnostics or {}).get("repeat_of")):
+        diag = decision.diagnostics or {}
+        if decision.reading is None and (decision.tier != self.lexicon.name or
+                                         diag.get("repeat_of") or diag.get("rewritten")):
             # memory keeps what ran: a later "once more" repeats this plan, not the one
             # this command repeated or reversed
             decision = replace(decision, reading=self.lexicon.reading_of(

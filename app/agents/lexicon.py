@@ -30,6 +30,7 @@ Decisions taken where DESIGN §4 is silent (documented here, tested in tests/tes
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -2124,6 +2125,9 @@ _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "supe
                    "inferior", "front", "back", "top", "bottom"}
 
 
+_NESTING = threading.local()
+
+
 class LexiconTier:
     """The deterministic grammar tier (implements ``app.agents.decision.Tier``)."""
 
@@ -2135,13 +2139,23 @@ class LexiconTier:
 
     # -- route -----------------------------------------------------------------------------
     def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
+        # Context rules read earlier commands, which may read theirs: bounded depth.
+        depth = getattr(_NESTING, "depth", 0)
+        _NESTING.depth = depth + 1
+        try:
+            return self._analyse(corrected, state, memory, nested=depth >= 2)
+        finally:
+            _NESTING.depth = depth
+
+    def _analyse(self, corrected: str, state: ConsoleState, memory: Memory,
+                 nested: bool) -> Analysis:
         tokens = _prepare(corrected)
         repeat_of = None
         step_override = None
-        turn = self._swing_on(tokens, state, memory)
+        turn = None if nested else self._swing_on(tokens, state, memory)
         if turn is not None:
             tokens = ["rotate", "the", "model", turn]  # "and down" after "swing it up"
-        same = self._same_side(tokens, state, memory)
+        same = None if nested else self._same_side(tokens, state, memory)
         if same is not None:
             tokens = same
         side = _only_side(tokens)
@@ -2149,7 +2163,7 @@ class LexiconTier:
                      state.ar.visible):
             # "only the left" / "just the right side" while on the model: that lung
             tokens = ["show", "only", "the", side, "lung"]
-        fixed = self._self_correction(tokens, state, memory)
+        fixed = None if nested else self._self_correction(tokens, state, memory)
         if fixed is not None:
             tokens, replaced = fixed
             if replaced is not None:
@@ -2484,7 +2498,8 @@ class LexiconTier:
         return Decision(valid=True, steps=steps, agent=agent, confidence=conf,
                         tier=self.name, reason=reason,
                         diagnostics={"leftover": leftovers, "routing": sources,
-                                     "repeat_of": analysis.repeat_of})
+                                     "repeat_of": analysis.repeat_of,
+                                     "rewritten": analysis.rewritten})
 
     @staticmethod
     def _confidence(steps: list[Step], leftovers: list[str], sources: list[str],
