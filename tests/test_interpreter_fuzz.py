@@ -11,13 +11,7 @@ from app.agents.interpreter import FastInterpreter, apply
 from app.core.registry import Actor, CommandRegistry
 from app.core.state import CaseContext, ConsoleState
 
-WORDS = """no sorry , i mean meant or rather make it that the a and then also too show hide
-remove zoom in out rotate swing left right up down axial coronal sagittal ct model 3d lobe lung
-upper lower middle rul lll rml nodules airway bmi age sex weight pft diagnosis 1 20 250 oh one
-five dozen half couple more again once other way side on that same only just all fields except
-but not it them small big way is are was her she tiny flip to ant post cor by through volume
-table map camera eye view good morning before we dock ? . ; blow take off away put back reset
-clear everything closer further stop""".split()
+WORDS = ["no", "sorry", ",", "i", "mean", "meant", "or", "rather", "make", "it", "that", "the", "a", "and", "then", "also", "too", "show", "hide", "remove", "zoom", "in", "out", "rotate", "swing", "left", "right", "up", "down", "axial", "coronal", "sagittal", "ct", "model", "3d", "lobe", "lung", "upper", "lower", "middle", "rul", "lll", "rml", "nodules", "airway", "bmi", "age", "sex", "weight", "pft", "diagnosis", "1", "20", "250", "oh", "one", "five", "dozen", "half", "couple", "more", "again", "once", "other", "way", "side", "on", "that", "same", "only", "just", "all", "fields", "except", "but", "not", "it", "them", "small", "big", "way", "is", "are", "was", "her", "she", "tiny", "flip", "to", "ant", "post", "cor", "by", "through", "volume", "table", "map", "camera", "eye", "view", "good", "morning", "before", "we", "dock", "?", ".", ";", "blow", "take", "off", "away", "put", "back", "reset", "clear", "everything", "closer", "further", "stop"]
 
 
 def test_word_salad_sessions_never_break_the_interpreter() -> None:
