@@ -298,6 +298,7 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     ("add fev 1", "add fev1"),
     ("add f e v 1", "add fev1"),
     ("add fv1", "add fev1"),
+    ("at fev1", "add fev1"),
     ("show the cd", "show the ct"),
     ("clear the cd and the patient info", "clear the ct and the patient info"),
     ("let us check the cte", "let us check the ct"),

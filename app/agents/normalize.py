@@ -531,7 +531,7 @@ _STRUCT_NOUNS = {
 _FIELD_NOUNS = {
     "age", "sex", "gender", "diagnosis", "comorbidities", "comorbidity", "height", "weight",
     "bmi", "pft", "operation", "surgery", "tumor", "physical", "patient", "info", "information",
-    "pulmonary", "lung",
+    "pulmonary", "lung", "fev1", "fvc", "dlco", "spirometry",
 }
 _CLAUSE_START = {"", ",", "and", "then", "also", "please", "now", "next", "and then", "so"}
 _NUM_RE = re.compile(r"^[+-]?\d+(th|st|nd|rd)?$")
