@@ -1732,3 +1732,24 @@ def test_chained_context_commands_do_not_recurse(con):
     for word, direction in (("and down", "down"), ("and up", "up"), ("down", "down"),
                             ("up", "up"), ("down", "down")):
         assert con.say(word) == [("AR.ROTATE", {"direction": direction})]
+
+
+@pytest.mark.parametrize("before, text, expected", [
+    (["show the ct", "axial 20"], "middle slice on all three planes",
+     [("IV.SHOW_MOVE", {"axial": "middle", "coronal": "middle", "sagittal": "middle"})]),
+    (["show the ct"], "drop the axial by a hundred", [("IV.SHOW_MOVE", {"axial": "-100"})]),
+    (["show the model"], "turn to the left side view", [("AR.SHOW", {"view": "left"})]),
+    (["show the model"], "show every structure and zoom in on the left lung",
+     [("AR.SHOW", {"structures": sorted(["left_lower_lobe", "left_upper_lobe", "lung_nodules",
+                                         "right_lower_lobe", "right_middle_lobe",
+                                         "right_upper_lobe", "trachea_bronchia"])}),
+      ("AR.ZOOM_IN", {"target": "left_lung"})]),
+    ([], "what's the operation and when is it?",
+     [("IR.SHOW", {"fields": ["operation_date", "operation_name"]})]),
+])
+def test_all_planes_drops_side_views_and_dates(con, before, text, expected):
+    for b in before:
+        con.say(b)
+    got = con.say(text)
+    assert [(a, {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()})
+            for a, p in got] == expected

@@ -1430,7 +1430,12 @@ def ir_fields(c: Clause) -> list[str] | None:
         elif t in OP_WORDS:
             nxt = toks[i + 1] if i + 1 < len(toks) else ""
             c.use(i)
-            if nxt in ("date", "day", "time", "scheduled") or c.has("when", "date", "day"):
+            # another operation word carries the date ("the operation and the operation
+            # date"): this one is the operation's name
+            dated_elsewhere = any(toks[k] in OP_WORDS and toks[k + 1:k + 2] in (
+                ["date"], ["day"]) for k in range(len(toks)) if k != i)
+            if nxt in ("date", "day", "time", "scheduled") or (
+                    c.has("when", "date", "day") and not dated_elsewhere):
                 out.append("operation_date")
                 c.use_words({"date", "day", "when", "scheduled", "time", "what"})
                 if c.has("name", "type", "planned", "kind"):
@@ -1602,6 +1607,10 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      r"tiles|windows|frames|boxes|screens)\b(?! (to|at) )", "small views"),
     (r"\b(all )?(the )?(3|three) planes\b(?= (to|at|by|up|down|left|right|forward|back|"
      r"middle|center|[+-]?\d))", "all planes"),
+    # "middle slice on all three planes": that position on every plane
+    (r"\b(middle|center|centre|mid|max|maximum|min|minimum|top|bottom)( slice| slices| position)? "
+     r"(on|of|in|for|across) (all|every|each)( the)?( 3| three)? (planes|views|slices)\b",
+     "all planes to the \\1"),
     (r"\b(all )?(3|three) (small )?planes\b", "small views"),
     (r"\b(one|1|a single) (step|notch|level|click|more time)\b", "once"),
     (r"\b(\d+) (steps|levels|notches|clicks)\b(?! (up|down|left|right|forward|back))",
@@ -1711,6 +1720,16 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? inf\b", "\\1\\2 inferior"),
     (r"\bflip (over |across |round |around )?to\b", "switch to"),
     (r"\bget rid of\b", "remove"),
+    (r"\bevery (structure|structures|part|thing on the model)\b", "all structures"),
+    # "turn to the left side view": a viewpoint, not a swing
+    (r"\b(turn|rotate|swing|spin|move|go)( it| the model)? (over )?to the (\w+)( side| lateral)? "
+     r"(view|aspect|perspective)\b", "switch to the \\4\\5 view"),
+    # "drop the axial by a hundred": the slice goes down
+    (r"\b(drop|lower|bring down) (the )?(axial|coronal|sagittal)( slice| plane| view)? by\b",
+     "\\3 down by"),
+    # "what's the operation and when is it": the date of the operation
+    (r"\b(operation|surgery|procedure|op)\b(.*) and when (is|was|will) (it|that)( be)?\b",
+     "\\1\\2 and the operation date"),
     # "scroll the volume": the CT volume
     (r"\b(scroll|page|move|go|step|flick)( back| forward| up| down)? (through )?(the )?volume\b",
      "\\1\\2 \\3the ct"),
