@@ -320,6 +320,8 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     ("show the ct in the 3d model", "show the ct and the 3d model"),  # "and" heard as "in"
     ("reset the ct in the model", "reset the ct and the model"),
     ("show the 3v model", "show the 3d model"),
+    ("grace all", "erase all"),
+    ("brace all", "erase all"),
 ])
 def test_correct_repairs_recogniser_slips(heard, meant):
     from app.agents.lexicon import VOCABULARY
@@ -344,6 +346,7 @@ def test_correct_repairs_recogniser_slips(heard, meant):
     "simon on the phone",
     "are you well",
     "hello, are you well",
+    "say grace all together",
 ])
 def test_recogniser_slip_rules_leave_ordinary_words(sentence):
     from app.agents.lexicon import VOCABULARY

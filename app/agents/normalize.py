@@ -448,6 +448,9 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
      lambda m: f"{m.group(1) or m.group(3)} and the {m.group(2) or m.group(4)}",
      "'and' heard as 'in'"),
     (re.compile(r"\b3[bv] model\b"), "3d model", "spelled"),
+    # "erase all" with its unstressed first vowel lost: "grace all", "brace all" (only as the
+    # whole command or a clause of it)
+    (re.compile(r"(?:^|(?<=, )|(?<=\band ))(?:grace|brace) all\b"), "erase all", "sounds like"),
     (re.compile(r"\bair ways?\b"), "airway", "split word"),
     (re.compile(r"\bco morbidit(y|ies)\b"), r"comorbidit\1", "split word"),
     (re.compile(r"\bsagit al\b|\bsaji tal\b|\bsag it al\b"), "sagittal", "split word"),
