@@ -1753,3 +1753,33 @@ def test_all_planes_drops_side_views_and_dates(con, before, text, expected):
     got = con.say(text)
     assert [(a, {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()})
             for a, p in got] == expected
+
+
+@pytest.mark.parametrize("before, text, expected", [
+    ([], "righto, chuck the scan up", [("IV.SHOW_MOVE", {})]),
+    (["show the model"], "RML off, LUL on",
+     [("AR.SHOW", {"structures": ["right_middle_lobe"], "op": "remove"}),
+      ("AR.SHOW", {"structures": ["left_upper_lobe"], "op": "add"})]),
+    (["show the model"], "the airway also you add",
+     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})]),
+    (["show the ct"], "the coronal you move please back twenty",
+     [("IV.SHOW_MOVE", {"coronal": "-20"})]),
+    (["show the model"], "the doctor would like the airways hidden",
+     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]),
+    (["show the model"], "rot vert", [("AR.ROTATE", {"direction": "vertical"})]),
+    ([], "3D, RUL and RML",
+     [("AR.SHOW", {"structures": ["right_middle_lobe", "right_upper_lobe"]})]),
+    (["show the model"], "see how the fissure runs, rotate it left so she can see",
+     [("AR.ROTATE", {"direction": "left"})]),
+    ([], "could you turn the model round slowly", [("AR.ROTATE", {"direction": "horizontal"})]),
+    ([], "what's the BMI on her chart?", [("IR.SHOW", {"fields": ["bmi"]})]),
+])
+def test_speakers_slang_and_word_order(con, before, text, expected):
+    for b in before:
+        con.say(b)
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text", ["cam up 10", "zoom in on the fissure"])
+def test_camera_shorthand_and_unheld_anatomy_stay_out_of_scope(con, text):
+    assert con.say(text) == []

@@ -260,6 +260,7 @@ currently actually very really um uh er hey go want lets maybe kind sort thing t
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
 mind kindly perhaps possibly quick or pls plz thx even
 hm ah oh doing today going gonna performing here right_now moment quickly guys team folks
+mate mates buddy boss doc sir madam love righto cheers
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
 """)) - {"up", "down"}
@@ -1720,6 +1721,23 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(cor|coronal|ax|axial|sag|sagittal)( plane| view| slice| slices)? inf\b", "\\1\\2 inferior"),
     (r"\bflip (over |across |round |around )?to\b", "switch to"),
     (r"\bget rid of\b", "remove"),
+    (r"\b(bin|ditch|scrap) the\b", "remove the"),
+    # slang for putting something on screen ("chuck the scan up", "whack the 3D model up")
+    (r"\b(chuck|whack|slap|bung|shove)\b(?=.*\b(up|on)\b)", "bring"),
+    (r"\bsm views\b|\bsml views\b", "small views"), (r"\brot\b", "rotate"),
+    # "RML off, LUL on": a structure or field switched off or on
+    (r"\b(rul|rml|rll|lul|lll|nodules|nodule|airway|airways|trachea|bmi|pft|weight|height|age|"
+     r"diagnosis|dx|comorbidities) off\b", "remove \\1"),
+    (r"\b(rul|rml|rll|lul|lll|nodules|nodule|airway|airways|trachea|bmi|pft|weight|height|age|"
+     r"diagnosis|dx|comorbidities) on\b(?= ?(,|$|please|too|again|now|as well))", "add \\1"),
+    # a request passed on for someone else ("the doctor would like the airways hidden")
+    (r"\b(the )?(doctor|surgeon|consultant|professor|attending|boss|dr \w+) (would like|wants|"
+     r"asks for|needs|asked for|would want)\b", "i would like"),
+    # non-native order: object first ("the airway also you add", "the coronal you move back")
+    (r"(^|, )(?!(?:could|can|would|will|do|did|are|if|when|so|and|thank|as|have|should|may|"
+     r"might|please|what|how|why|where|who|i|we|let|okay|ok|now)\b)"
+     r"(the |her |his )?([a-z0-9 ]{2,40}?) (also )?you (add|show|remove|hide|move|rotate|"
+     r"turn|zoom|put|take|bring|make|enlarge)\b", "\\1\\5 \\4\\2\\3"),
     (r"\bevery (structure|structures|part|thing on the model)\b", "all structures"),
     # "turn to the left side view": a viewpoint, not a swing
     (r"\b(turn|rotate|swing|spin|move|go)( it| the model)? (over )?to the (\w+)( side| lateral)? "
@@ -1781,7 +1799,8 @@ def canonical(text: str) -> str:
 # between are the object (no plane, number or rotation verb) and nothing after "up"/"down"
 # gives a step: "bring the axial up 20", "take it down a bit" stay moves.
 _SHOW_PARTICLE_VERBS = {"get", "bring", "put", "pull", "pop", "call", "load", "throw", "stick",
-                        "flash", "fire", "readd", "have"}
+                        "flash", "fire", "readd", "have", "chuck", "whack", "slap", "bung",
+                        "shove"}
 _HIDE_PARTICLE_VERBS = {"take", "bring", "put", "shut", "close"}
 # What may follow a closing particle in the same clause ("get the model up for me please").
 _PARTICLE_TAIL = {"for", "me", "us", "please", "on", "the", "screen", "monitor", "display",
@@ -2182,6 +2201,13 @@ class LexiconTier:
                      state.ar.visible):
             # "only the left" / "just the right side" while on the model: that lung
             tokens = ["show", "only", "the", side, "lung"]
+        if len(tokens) > 2 and tokens[1] == "," and tokens[0] in ("3d", "model") \
+                or tokens[:3] in (["the", "model", ","], ["the", "3d", ","]):
+            # "3D, RUL and RML": a header naming the model, then exactly what to show
+            rest = tokens[tokens.index(",") + 1:]
+            first = rest[:rest.index(",")] if "," in rest else rest
+            if first and not _has_head(first):
+                tokens = ["show", "only", *rest]
         fixed = None if nested else self._self_correction(tokens, state, memory)
         if fixed is not None:
             tokens, replaced = fixed

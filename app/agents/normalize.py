@@ -666,7 +666,8 @@ _LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh
                  "team", "everyone", "everybody", "guys", "folks", "all", "people"}
 _LEAD_CLAUSES = (("good", "morning"), ("good", "afternoon"), ("good", "evening"), ("morning",),
                  ("hello",), ("hi",), ("hey",), ("hello", "everyone"), ("morning", "all"),
-                 ("moving", "on"), ("next",), ("next", "thing"),
+                 ("moving", "on"), ("next",), ("next", "thing"), ("see", "how"),
+                 ("look", "how"), ("notice", "how"), ("you", "can", "see"),
                  ("before", "we"), ("after", "we"), ("while", "we"), ("once", "we"),
                  ("when", "we"), ("one", "more", "thing"), ("one", "last", "thing"),
                  ("another", "thing"), ("quick", "question"), ("while", "you", "are", "at", "it"),
@@ -837,6 +838,7 @@ _EMPTY_PHRASES = {
 
 # Topics we do not handle: (pattern, plain reason). Checked on word boundaries; any hit rejects
 # the command even if it also names something of ours ("staple the RUL bronchus").
+_UNHELD_ANATOMY = "the 3D model only has the lungs, nodules and airway"
 _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"stapler?s?|staple|staples|stapling|reload\w*|cartridge\w*",
      "surgical instruments are not controlled here"),
@@ -894,7 +896,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"lights?|lamp|bed|table|trendelenburg|thermostat|air conditioning|"
      r"room temperature|door|doors|curtain\w*",
      "room equipment is not controlled here"),
-    (r"camera|scope|endoscope|lens|robot arm|arms?|console handles?|clutch|energy|foot pedal|"
+    (r"camera|cam|scope|endoscope|lens|robot arm|arms?|console handles?|clutch|energy|foot pedal|"
      r"recording|screenshot|photo|picture of|snapshot|video|robot|port|ports|docking|dock|"
      r"undock",
      "the robot, camera and recording are not controlled here"),
@@ -906,7 +908,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"heart|liver|kidney|stomach|colon|brain|spine|bone marrow|aorta|esophagus|oesophagus|"
      r"diaphragm|rib|ribs|vertebra\w*|vein|veins|artery|arteries|azygos|pulmonary artery|"
      r"pulmonary vein|lymph nodes?|pleura|fissure",
-     "the 3D model only has the lungs, nodules and airway"),
+     _UNHELD_ANATOMY),
 ]
 _OOS_RE = [(re.compile(rf"\b(?:{pat})\b"), why) for pat, why in _OUT_OF_SCOPE]
 # Phrases of ours that contain an out-of-scope word ("bone window", "lung volume").
@@ -950,6 +952,23 @@ def is_empty(text: str) -> bool:
     return all(x in _EMPTY_WORDS for x in toks) and len(toks) <= 3
 
 
+_ASKS_TO_SEE = re.compile(r"\b(show|display|zoom|rotate|add|hide|remove|highlight|enlarge|"
+                          r"segment|model|view|bring|put|pull|on the model)\b")
+
+
+def _aside(text: str, at: int) -> bool:
+    """Is the word at ``at`` in a clause that asks for nothing, next to one that does?"""
+    parts = text.split(",")
+    pos = 0
+    for k, part in enumerate(parts):
+        if pos <= at < pos + len(part) + 1:
+            others = parts[:k] + parts[k + 1:]
+            return not _ASKS_TO_SEE.search(part) and any(
+                has_domain_content(o) for o in others)
+        pos += len(part) + 1
+    return False
+
+
 def validate(text: str, extra_fields: Iterable[str] = (),
              vocabulary: frozenset[str] | set[str] = frozenset(),
              canonical: str | None = None) -> Validity:
@@ -972,6 +991,8 @@ def validate(text: str, extra_fields: Iterable[str] = (),
         hit = m.group(0)
         if any(hit in e or e in hit for e in extras):
             continue
+        if why == _UNHELD_ANATOMY and _aside(rescued, m.start()):
+            continue  # "see how the fissure runs, rotate it left": anatomy named in passing
         return Validity(False, f"Out of scope: {why} ('{hit}').")
     if not has_domain_content(text, vocabulary) and not (
             canonical and has_domain_content(canonical, vocabulary)):

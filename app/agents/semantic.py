@@ -71,7 +71,7 @@ from app.agents.lexicon import (
     decide_iv,
     merge_steps,
 )
-from app.agents.normalize import normalize
+from app.agents.normalize import has_domain_content, normalize
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, PLANES
@@ -587,8 +587,12 @@ class SemanticTier:
                                 "embed_ms": round((t1 - t0) * 1e3, 2)}
         if len(matches) > 1:
             # "hang on, hold it still": a short aside next to a real command is not a request
-            keep = [m for m in matches if not (m.oos and len(m.text.split()) <= 2
-                                               and m.intent == "oos.chatter")]
+            # "I've seen enough, take the CT off" / "the comorbidities, these matter for the
+            # risk": an aside with no console word next to a request is not part of it
+            keep = [m for m in matches if not (m.oos and (
+                len(m.text.split()) <= 2 and m.intent == "oos.chatter" or
+                m.intent in ("oos.chatter", "oos.remarks") and
+                not has_domain_content(m.text)))]
             if keep and any(m.steps for m in keep):
                 matches = keep
         oos = [m for m in matches if m.oos]
