@@ -1783,3 +1783,18 @@ def test_speakers_slang_and_word_order(con, before, text, expected):
 @pytest.mark.parametrize("text", ["cam up 10", "zoom in on the fissure"])
 def test_camera_shorthand_and_unheld_anatomy_stay_out_of_scope(con, text):
     assert con.say(text) == []
+
+
+@pytest.mark.parametrize("before, text, expected", [
+    (["show the ct"], "now up twenty, that's where the bronchus branches",
+     [("IV.SHOW_MOVE", {"axial": "+20"})]),
+    (["show the patient info", "show only the bmi"],
+     "and the comorbidities, these matter for the risk",
+     [("IR.SHOW", {"fields": ["comorbidities"], "op": "add"})]),
+    (["show the ct"], "now the 3D model, this is reconstructed from the same CT",
+     [("AR.SHOW", {})]),
+])
+def test_explanations_next_to_a_request_are_dropped(con, before, text, expected):
+    for b in before:
+        con.say(b)
+    assert con.say(text) == expected

@@ -2153,6 +2153,43 @@ def _hoist_particle(tokens: list[str]) -> list[str]:
     return tokens
 
 
+# Openers of an explanation said next to a request ("..., which means the vessels are lower",
+# "that is where the bronchus branches", "these matter for the risk", "I am wondering about
+# the lower lobe, so ..."): such a part asks for nothing, even when it names console things.
+_ASIDE_OPENERS = (("which",), ("this", "is"), ("these",), ("those",), ("that", "is", "where"),
+                  ("that", "is", "why"), ("that", "is", "how"), ("it", "is", "where"),
+                  ("because",), ("since",), ("as", "you", "can", "see"), ("i", "am", "wondering"),
+                  ("i", "wonder"), ("so", "the"), ("the", "first", "thing"))
+_REQUEST_VERBS = SHOW_VERBS - {"see", "view", "look", "visible", "remind", "where", "what", "which",
+                                 "is", "are", "how", "whats"} | HIDE_VERBS | \
+    RESET_VERBS | ROTATE_VERBS | MOVE_VERBS - {"come", "head", "go"} | {"zoom", "add", "enlarge"}
+
+
+def _drop_asides(tokens: list[str]) -> tuple[list[str], bool]:
+    """Drop explanation parts next to a request; (tokens, whether any part was dropped)."""
+    if "," not in tokens:
+        return tokens, False
+    parts: list[list[str]] = [[]]
+    for t in tokens:
+        if t == ",":
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    def aside(part: list[str]) -> bool:
+        core = [t for t in part if t not in ("and", "so", "now", "hmm", "okay", "ok", "well")]
+        return any(tuple(core[:len(o)]) == o for o in _ASIDE_OPENERS) and \
+            not set(core[len(core) and 1:]) & _REQUEST_VERBS
+    kept = [p for p in parts if p and not aside(p)]
+    if len(kept) == len([p for p in parts if p]) or not kept or not any(
+            _has_head(p) or set(p) & set(DIRECTIONS) or has_domain_content(" ".join(p))
+            for p in kept):
+        return tokens, False
+    out: list[str] = []
+    for p in kept:
+        out.extend([",", *p] if out else p)
+    return out, True
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
     return _drop_discourse(_join_adjective_pairs(_drop_particles(
@@ -2193,6 +2230,7 @@ class LexiconTier:
         turn = None if nested else self._swing_on(tokens, state, memory)
         if turn is not None:
             tokens = ["rotate", "the", "model", turn]  # "and down" after "swing it up"
+        tokens, aside_cut = _drop_asides(tokens)
         same = None if nested else self._same_side(tokens, state, memory)
         if same is not None:
             tokens = same
@@ -2277,7 +2315,7 @@ class LexiconTier:
         own = _prepare(corrected)
         rewritten = " ".join(tokens) if repeat_of is None and tokens != own and (
             turn is not None or side is not None or request is not None or fixed is not None
-            or same is not None or remark_cut) \
+            or same is not None or remark_cut or aside_cut) \
             else None
         return Analysis(corrected, routed, repeat_of, step_override, reverse, statement,
                         rewritten=rewritten)
