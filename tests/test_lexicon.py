@@ -38,6 +38,12 @@ class Console:
         assert res is None or res.ok, res.message
         return [(s.action_id, dict(s.params)) for s in it.decision.steps] if it.valid else []
 
+    def say_after(self, before: list[str], text: str) -> list[tuple[str, dict[str, Any]]]:
+        """Say ``before`` (the session so far), then ``text``; the actions of ``text``."""
+        for b in before:
+            self.say(b)
+        return self.say(text)
+
     @property
     def snap(self) -> dict[str, Any]:
         return self.state.snapshot()
@@ -1500,9 +1506,7 @@ def test_enough_and_functioning(setup, text, expected):
     ([], "zoom in on the model, no, rotate it left", [("AR.ROTATE", {"direction": "left"})]),
 ])
 def test_self_corrections(con, before, text, expected):
-    for b in before:
-        con.say(b)
-    assert con.say(text) == expected
+    assert con.say_after(before, text) == expected
 
 
 @pytest.mark.parametrize("text", ["no more rotation", "no spinning please"])
@@ -1714,9 +1718,7 @@ def test_numbers_said_as_digits_or_quantities(con, text, expected):
      [("AR.SHOW", {"view": "surgical"})]),
 ])
 def test_console_senses_remarks_and_steps(con, before, text, expected):
-    for b in before:
-        con.say(b)
-    assert con.say(text) == expected
+    assert con.say_after(before, text) == expected
 
 
 @pytest.mark.parametrize("text", ["show me last year's scan", "pull up the old CT",
@@ -1748,9 +1750,7 @@ def test_chained_context_commands_do_not_recurse(con):
      [("IR.SHOW", {"fields": ["operation_date", "operation_name"]})]),
 ])
 def test_all_planes_drops_side_views_and_dates(con, before, text, expected):
-    for b in before:
-        con.say(b)
-    got = con.say(text)
+    got = con.say_after(before, text)
     assert [(a, {k: sorted(v) if isinstance(v, list) else v for k, v in p.items()})
             for a, p in got] == expected
 
@@ -1775,9 +1775,7 @@ def test_all_planes_drops_side_views_and_dates(con, before, text, expected):
     ([], "what's the BMI on her chart?", [("IR.SHOW", {"fields": ["bmi"]})]),
 ])
 def test_speakers_slang_and_word_order(con, before, text, expected):
-    for b in before:
-        con.say(b)
-    assert con.say(text) == expected
+    assert con.say_after(before, text) == expected
 
 
 @pytest.mark.parametrize("text", ["cam up 10", "zoom in on the fissure"])
@@ -1795,6 +1793,4 @@ def test_camera_shorthand_and_unheld_anatomy_stay_out_of_scope(con, text):
      [("AR.SHOW", {})]),
 ])
 def test_explanations_next_to_a_request_are_dropped(con, before, text, expected):
-    for b in before:
-        con.say(b)
-    assert con.say(text) == expected
+    assert con.say_after(before, text) == expected

@@ -2224,7 +2224,7 @@ class LexiconTier:
 
     def _analyse(self, corrected: str, state: ConsoleState, memory: Memory,
                  nested: bool) -> Analysis:
-        tokens = _prepare(corrected)
+        tokens = own = _prepare(corrected)
         repeat_of = None
         step_override = None
         turn = None if nested else self._swing_on(tokens, state, memory)
@@ -2312,7 +2312,6 @@ class LexiconTier:
             if rc.source in ("state", "guess") and nxt is not None and nxt.agent and \
                     nxt.source == "words" and rc.intent in CAPABLE[nxt.agent]:
                 rc.agent, rc.source = nxt.agent, "lookahead"
-        own = _prepare(corrected)
         rewritten = " ".join(tokens) if repeat_of is None and tokens != own and (
             turn is not None or side is not None or request is not None or fixed is not None
             or same is not None or remark_cut or aside_cut) \
