@@ -254,7 +254,7 @@ REPEAT_WORDS = {"again", "more", "repeat", "another", "further", "same", "keep",
 FILLER = set(_words("""
 the a an please can could would will you me i we us let lets of in on for with it its this
 that these those now just kindly want wanna like need is are be some my our your so okay ok
-then and also there here bit little slightly quickly slowly quick do does did have has get
+then and also there their here bit little slightly quickly slowly quick do does did have has get
 got give see look at to by from patient patients pt her she his he him them they current
 currently actually very really um uh er hey go want lets maybe kind sort thing things same
 one again thanks thank hmm yeah yes real nice good alright as well too into onto um uh erm
@@ -1135,6 +1135,11 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                 out.append("lungs")
             i = max(j, i + 1)
             continue
+        if t == "all" and out and toks[i + 1:i + 3] in (["of", "them"], ["of", "those"],
+                                                         ["of", "these"]):
+            c.use(i, i + 1, i + 2)  # "the lobes, all of them": the ones just named
+            i += 3
+            continue
         if t in ("everything", "all") and i + 1 < n and toks[i + 1] in (
                 "structures", "lobes", "parts", "of"):
             out.extend(AR_STRUCTURES)
@@ -1143,6 +1148,28 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             continue
         i += 1
     return list(dict.fromkeys(out))
+
+
+def _ar_hide_except(c: Clause, tumor_lobes: Sequence[str]) -> list[Step] | None:
+    """"hide every lobe except the RUL" / "take away everything but the LLL": the exception
+    stays. Hiding named structures spares the exception; hiding everything (or the model)
+    leaves the exception alone on show."""
+    cut = _exception_at(c.toks)
+    if cut is None:
+        return None
+    i, j = cut
+    head, tail = Clause(c.toks[:i]), Clause(c.toks[j:])
+    spared = _expand(ar_structures(tail, tumor_lobes))
+    if not spared:
+        return None
+    named = _expand(ar_structures(head, tumor_lobes))
+    c.use(*(k for k, u in enumerate(head.used) if u), *range(i, j),
+          *(j + k for k, u in enumerate(tail.used) if u))
+    c.use_words({"all", "everything", "every", "each", "model", "3d", "for", "the"})
+    gone = [k for k in named if k not in spared]
+    if not named or not gone or set(named) == set(AR_STRUCTURES):
+        return [Step("AR.SHOW", {"structures": spared})]
+    return [Step("AR.SHOW", {"structures": gone, "op": "remove"})]
 
 
 def _group_of(structures: Sequence[str]) -> str | None:
@@ -1311,6 +1338,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         return [Step("AR.ROTATE", {"direction": direction})]
     if intent == "hide":
         c.use_words(HIDE_VERBS | _NEGATION | {"turn", "switch", "take", "get", "the"})
+        spared = _ar_hide_except(c, tumor_lobes)
+        if spared is not None:
+            return spared
         keys = ar_structures(c, tumor_lobes)
         # removing every structure ("the model, all of it") is hiding the model
         if keys and not c.has("everything") and set(_expand(keys)) != set(AR_STRUCTURES):
@@ -1330,8 +1360,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             c.used[:cut] = head.used
             c.used[cut + 1:] = tail.used
             c.use(cut)
-            c.use_words(SHOW_VERBS | {"all", "everything", "from", "the", "me", "but", "not",
-                                      "for"})
+            c.use_words(SHOW_VERBS | ONLY_WORDS | {"all", "everything", "from", "the", "me",
+                                                   "but", "not", "for"})
             if not pos and c.has("everything", "all"):
                 pos = list(AR_STRUCTURES)
             if pos:
@@ -1556,6 +1586,7 @@ class Analysis:
     repeat_of: str | None = None  # a repeat ("again") resolved to this earlier command
     step_override: int | None = None  # "20 more": the repeated move with this step
     reverse: bool = False  # "the other way": the repeated move or swing, reversed
+    times: int = 1  # "twice more": the repeated plan this many times over
     statement: bool = False  # a remark about the case rather than a request
     # "sorry, 250" / "no, from above": the earlier command this one corrects (its plan is
     # read again with the new value; a relative CT move then only makes up the difference)
@@ -1584,6 +1615,23 @@ def _state_agent(state: ConsoleState, intent: str) -> str | None:
     return None
 
 
+_MORE_WORDS = {"more", "another", "further", "again"}
+
+
+def _repeat_times(tokens: list[str]) -> str | None:
+    """The count word of a counted repeat ("twice more", "three times again", "do that
+    twice"), or None: the repeat words with one count and nothing else."""
+    core = " ".join(t for t in tokens if t not in FILLER and t != ",")
+    core = re.sub(r"\b(\d+) times\b", r"\1x", core).split()  # "3 times more" → "3x more"
+    counts = [t for t in core if t in REPEAT_COUNTS and t != "once" or _TIMES_RE.match(t)]
+    if len(counts) != 1:
+        return None
+    rest = [t for t in core if t != counts[0]]
+    if not rest:  # "do that twice", "same again twice": a pro-form names the last command
+        return counts[0] if {"that", "it", "this", "same"} & set(tokens) else None
+    return counts[0] if _is_repeat(rest) else None
+
+
 def _is_repeat(tokens: list[str]) -> bool:
     core = [t for t in tokens if t not in FILLER and t != ","]
     if not core:
@@ -1606,7 +1654,7 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     # the three-view layout in any display noun ("the three small pictures", "3 panes")
     (r"\b(all )?(the )?(3|three) (small |little |smaller )?(views|panels|images|pictures|panes|"
      r"tiles|windows|frames|boxes|screens)\b(?! (to|at) )", "small views"),
-    (r"\b(all )?(the )?(3|three) planes\b(?= (to|at|by|up|down|left|right|forward|back|"
+    (r"\b(all )?(the )?(3|three) planes\b(?= (to|at|on|onto|by|up|down|left|right|forward|back|"
      r"middle|center|[+-]?\d))", "all planes"),
     # "middle slice on all three planes": that position on every plane
     (r"\b(middle|center|centre|mid|max|maximum|min|minimum|top|bottom)( slice| slices| position)? "
@@ -2045,12 +2093,17 @@ def _complaint_request(tokens: list[str]) -> list[str] | None:
     if link is None:
         return None
     subject = [t for t in tokens[:link] if t not in _COMPLAINT_SUBJECTS]
-    if subject and not set(subject) & _DISPLAY_NOUNS:
-        return None  # "the nodule is too small": a remark about the anatomy, not the screen
     rest = tokens[link + 1:]
     if tokens[link] in _DISMISS_LINKS:  # "the CT has to go", "the model can go now"
-        tail = [t for t in rest if t not in ("now", "please", "away", "off")]
+        # what can go may be a shown part too ("the BMI can go too", "the nodules can go")
+        if subject and not set(subject) & _DISPLAY_NOUNS and not ir_fields(
+                Clause(subject)) and not ar_structures(Clause(subject)):
+            return None
+        tail = [t for t in rest if t not in ("now", "please", "away", "off", "too", "also",
+                                             "as", "well")]
         return ["hide", *subject] if tail in (["to", "go"], ["go"], ["to", "come"]) else None
+    if subject and not set(subject) & _DISPLAY_NOUNS:
+        return None  # "the nodule is too small": a remark about the anatomy, not the screen
     if tokens[link] == "should":  # "the views should be bigger"
         if rest[:1] == ["be"] and len(rest) >= 2 and rest[-1] in _REQUEST_BY_SHOULD and \
                 all(t in _COMPLAINT_SOFTENERS | {"be", "a", "lot"} for t in rest[1:-1]):
@@ -2190,6 +2243,54 @@ def _drop_asides(tokens: list[str]) -> tuple[list[str], bool]:
     return out, True
 
 
+# "... but leave the model where it is", "..., keep the patient box up": the display named
+# after these stays as it is; the words ask for nothing.
+_SPARING_VERBS = {"leave", "leaving", "keep", "keeping"}
+_JOINERS = {"but", "and", ","}
+_SPARING_TAILS = {"where", "as", "it", "is", "they", "are", "up", "on", "alone", "there",
+                  "visible", "open", "showing", "displayed", "shown", "in", "place", "untouched",
+                  "unchanged", "be", "was", "were", "please"}
+
+
+def _spared_span(tokens: list[str], k: int) -> int | None:
+    """End of the sparing part starting at joiner ``k``, or None when there is none."""
+    nxt = tokens[k + 1] if k + 1 < len(tokens) else ""
+    if nxt not in _SPARING_VERBS and not (nxt == "not" and tokens[k] in ("but", ",")):
+        return None
+    end = k + 2
+    while end < len(tokens) and tokens[end] not in (",", "then") and not (
+            tokens[end] == "and" and _has_head(tokens[end + 1:])):
+        end += 1
+    return end
+
+
+def _drop_sparing(tokens: list[str]) -> list[str]:
+    """Drop what only says a display stays ("hide the CT but not the patient box", "clear
+    the model and leave the patient info up"), and a negated part corrected by an "only"
+    part ("not the diagnosis, just the operation name"). An exception inside one display
+    ("all fields but not the weight", "the lobes but not the RUL") is no such part: it is
+    read by the agent's grammar."""
+    if tokens[:1] in (["not"], ["no"]) and "," in tokens:
+        cut = tokens.index(",")
+        rest = tokens[cut + 1:]
+        if rest[:1] and rest[0] in ONLY_WORDS | {"but"} and not _has_head(tokens[:cut]):
+            return rest[1:] if rest[0] == "but" else rest
+    for k in range(1, len(tokens) - 1):
+        if tokens[k] not in _JOINERS:
+            continue
+        end = _spared_span(tokens, k)
+        if end is None:
+            continue
+        spared = [t for t in tokens[k + 2:end] if t not in _SPARING_TAILS]
+        before = tokens[:k]
+        mine, theirs = _dominant_agent(spared), _dominant_agent(before)
+        rest_of = spared[-2:] in (["the", "rest"], ["everything", "else"], ["the", "others"])
+        if (mine is not None and theirs is not None and mine != theirs or rest_of) and \
+                _has_head(before):
+            return _drop_sparing(before + tokens[end:])
+    return tokens
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
     return _drop_discourse(_join_adjective_pairs(_drop_particles(
@@ -2231,6 +2332,9 @@ class LexiconTier:
         if turn is not None:
             tokens = ["rotate", "the", "model", turn]  # "and down" after "swing it up"
         tokens, aside_cut = _drop_asides(tokens)
+        spared = _drop_sparing(tokens)
+        aside_cut = aside_cut or spared != tokens
+        tokens = spared
         same = None if nested else self._same_side(tokens, state, memory)
         if same is not None:
             tokens = same
@@ -2264,6 +2368,12 @@ class LexiconTier:
                 step_override, repeat_of = int(nums[0]), prev
                 return Analysis(corrected, self.analyse(prev, state, memory).clauses,
                                 repeat_of, step_override, True)
+        if nums and set(core) & _MORE_WORDS and any(t in DIRECTIONS for t in core) and \
+                all(t in DIRECTIONS or _is_num(t) or t in _MORE_WORDS | MOVE_VERBS
+                    for t in core):
+            # "five more to the right": the direction is said, so it is a move of that many
+            tokens = [t for t in tokens if t not in _MORE_WORDS]
+            core = [t for t in core if t not in _MORE_WORDS]
         if len(core) == 2 and any(_is_num(t) and t[0] not in "+-" for t in core) and \
                 set(core) & {"more", "another", "further", "again"}:
             prev = self._last_real(memory)
@@ -2278,7 +2388,8 @@ class LexiconTier:
             if prev is not None:  # "now the other way"
                 reverse, repeat_of = True, prev
                 tokens = _prepare(prev)
-        if tokens and repeat_of is None and _is_repeat(tokens):
+        times = _repeat_times(tokens) if repeat_of is None else None
+        if tokens and repeat_of is None and (_is_repeat(tokens) or times):
             prev = self._last_real(memory)
             if prev is None:
                 return Analysis(corrected, [], None)  # nothing to repeat
@@ -2316,8 +2427,8 @@ class LexiconTier:
             turn is not None or side is not None or request is not None or fixed is not None
             or same is not None or remark_cut or aside_cut) \
             else None
-        return Analysis(corrected, routed, repeat_of, step_override, reverse, statement,
-                        rewritten=rewritten)
+        return Analysis(corrected, routed, repeat_of, step_override, reverse,
+                        _times_of(times), statement, rewritten=rewritten)
 
     def _same_side(self, tokens: list[str], state: ConsoleState, memory: Memory
                    ) -> list[str] | None:
@@ -2546,6 +2657,8 @@ class LexiconTier:
             steps = _with_step(steps, analysis.step_override)
             if not steps:
                 leftovers.append(str(analysis.step_override))
+        if analysis.times > 1:
+            steps = _times_over(steps, analysis.times)
         if analysis.replaces:
             # the corrected command already moved the CT: only the difference is left to do
             before = self.decide(analysis.replaces, state, memory)
@@ -2655,6 +2768,30 @@ def _made_up(steps: list[Step], before: list[Step]) -> list[Step]:
             st = Step(st.action_id, {k: _rel(int(v) - done[k]) if k in done and isinstance(
                 v, str) and v[:1] in "+-" else v for k, v in st.params.items()})
         out.append(st)
+    return out
+
+
+def _times_of(word: str | None) -> int:
+    """2 for "twice", 3 for "3x"; 1 for no count word."""
+    if word is None:
+        return 1
+    m = _TIMES_RE.match(word)
+    return int(m.group(1) or m.group(2)) if m else REPEAT_COUNTS.get(word, 1)
+
+
+def _times_over(steps: list[Step], times: int) -> list[Step]:
+    """The plan done ``times`` times: relative CT moves scaled, a model zoom repeated;
+    absolute targets and idempotent actions are the same however often they are done."""
+    out: list[Step] = []
+    for st in steps:
+        if st.action_id == "IV.SHOW_MOVE":
+            out.append(Step(st.action_id, {
+                p: _rel(times * int(v)) if isinstance(v, str) and v[:1] in "+-" else v
+                for p, v in st.params.items()}))
+        elif st.action_id in ("AR.ZOOM_IN", "AR.ZOOM_OUT"):
+            out.extend([st] * times)
+        else:
+            out.append(st)
     return out
 
 

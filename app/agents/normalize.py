@@ -460,6 +460,12 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
     (re.compile(r"\bzoomin\b"), "zoom in", "split word"),
     (re.compile(r"\bzoomout\b"), "zoom out", "split word"),
     (re.compile(r"\b3 d\b|\bthree d\b|\b3d\b"), "3d", "spelled"),
+    # terse direction letters after a verb of motion ("rot L", "turn it r", "move u")
+    (re.compile(r"\b(rot|rotate|turn|spin|swing|tilt|move|go|pan)((?: it| the model)?) "
+                r"([lrud])\b(?! ?[uml]l\b)"),
+     lambda m: f"{m.group(1)}{m.group(2)} "
+               f"{ {'l': 'left', 'r': 'right', 'u': 'up', 'd': 'down'}[m.group(3)]}",
+     "abbreviated direction"),
 ]
 
 _WAKE = "davinci"
@@ -771,6 +777,70 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# disfluencies: a spoken false start is corrected by what follows it
+# ---------------------------------------------------------------------------------------------
+
+_FILLERS = frozenset({"uh", "um", "umm", "uhm", "uhh", "er", "erm", "hmm", "ah", "eh"})
+# Words whose repetition is meaningful ("left left left" = three steps, "more more"); every
+# other word said twice in a row is a stutter ("go go down", "the the CT").
+_REPEAT_MEANS = frozenset(_words("""
+    left right up down forward forwards front back backward backwards anterior posterior
+    superior inferior upward downward upwards downwards ahead higher lower deeper shallower
+    leftward rightward more again in out bigger smaller closer further very much"""))
+# Words filling the same slot: one said after a filler replaces one said before it
+# ("rotate horizontal uh vertically", "axial uh coronal 40", "left uh right").
+_SLOT_CLASSES = (
+    frozenset({"axial", "coronal", "sagittal"}),
+    frozenset({"horizontal", "horizontally", "vertical", "vertically"}),
+    frozenset({"left", "right", "up", "down", "forward", "back", "backward", "anterior",
+               "posterior", "superior", "inferior"}),
+    frozenset({"rul", "rml", "rll", "lul", "lll"}),
+)
+
+
+def _same_slot(a: str, b: str) -> bool:
+    """Does ``b`` (said after a filler) take the place of ``a`` (said before it)?"""
+    if a == b or (len(a) >= 3 and b.startswith(a) and not _NUM_RE.match(a)):
+        return True  # a restart, or a word cut off and said in full
+    return any(a in cls and b in cls for cls in _SLOT_CLASSES)
+
+
+def _restarted(before: list[str], after: list[str]) -> int:
+    """How many words before a filler the words after it say again: the same words up to a
+    last one in the same slot ("zoom in on the uh zoom in on the RUL" → 4, "the coronal uh
+    the sagittal" → 2, "left uh right" → 1); 0 when the speaker just paused."""
+    for k in range(min(6, len(before), len(after)), 0, -1):
+        seg = before[-k:]
+        if "," not in seg and after[:k - 1] == seg[:-1] and _same_slot(seg[-1], after[k - 1]):
+            return k
+    return 0
+
+
+def _repair_disfluencies(tokens: list[str]) -> list[str]:
+    """Collapse stutters and false starts to the final intent: "go go down uh 15" →
+    "go down 15", "coronal uh coronal +40" → "coronal +40", "rotate horizontal uh
+    vertically" → "rotate vertically". Fillers go; a command of fillers only stays as it is
+    (it is silence, for the validator)."""
+    if all(t in _FILLERS or t == "," for t in tokens):
+        return tokens
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _FILLERS:
+            del out[len(out) - _restarted(out, tokens[i + 1:]):]
+            i += 1
+            continue
+        if out and tok == out[-1] and tok not in _REPEAT_MEANS and tok != "," and \
+                not _NUM_RE.match(tok):
+            i += 1  # a stutter
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -812,7 +882,10 @@ def correct(text: str, lexicon: Lexicon | None = None,
         if cand is not None:
             changes.append((tok, cand, "close in spelling and sound"))
             out[i] = cand
-    result = " ".join(out)
+    fluent = _repair_disfluencies(out)
+    if fluent != out:
+        changes.append((" ".join(out), " ".join(fluent), "a stutter or false start"))
+    result = " ".join(fluent)
     result = re.sub(r"\s+,", ",", result).strip(" ,")
     return CorrectionResult(result, changes)
 
@@ -852,6 +925,11 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"excis\w*|incis\w*|divide|dividing|grasp|grab|grabbing|sew|sewing|inject\w*|cut the|"
      r"cut this|cutting|burn\w*|seal the|seal it|fire the|fire it|tying|exchange the|"
      r"biops\w*|collaps\w*|open the chest|close the chest|convert to open|"
+     # the team closing the patient ("done, closing", "we are closing now"), when no
+     # display is named after it
+     r"(?:done|finished|we are|begin|beginning|time for|ready for)(?: ?,)? "
+     r"(?:closing|closure)(?! (?:the |that |this )?(?:model|3d|ct|scan|box|info\w*|views?|"
+     r"panels?|windows?|patient info\w*|data|images?|overlay))|"
      r"let us close|ready to close|time to close|we can close|start closing|closing up|"
      r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this) "
      r"(tissue|vessel|hilum|pleura|ligament|wound)|"
@@ -923,7 +1001,10 @@ _RESCUE = re.compile(
     r"\b(info|information|data|patient|results?|summary) table\b|"
     r"\b(lung|3d|anatomy|anatomical|road) map\b|"
     r"\b(scroll|page|move|go|step|flick)( back| forward| up| down)? (through )?(the )?volume\b|"
-    r"\bvolume render\w*|\bcamera ?eye view\b|\bcamera s eye view\b")
+    r"\bvolume render\w*|\bcamera ?eye view\b|\bcamera s eye view\b|"
+    # where the patient lies, not equipment to control ("a man or a woman on the table")
+    r"\b(man|woman|male|female|boy|girl|lady|gentleman)( \w+){0,2} "
+    r"on the (operating |or )?table\b")
 # Closing remarks and greetings: out of scope when nothing else in the command is ours.
 _CHATTER = re.compile(
     r"\b(thanks|thank you|that is all|that is it|all done|we are done|we are good|never mind|"
