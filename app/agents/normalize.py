@@ -801,8 +801,9 @@ _SLOT_CLASSES = (
 
 def _same_slot(a: str, b: str) -> bool:
     """Does ``b`` (said after a filler) take the place of ``a`` (said before it)?"""
-    if a == b or (len(a) >= 3 and b.startswith(a) and not _NUM_RE.match(a)):
-        return True  # a restart, or a word cut off and said in full
+    if a == b or (len(a) >= 3 and b.startswith(a) and not _NUM_RE.match(a)
+                  and a not in _FUNCTION_WORDS):
+        return True  # a restart, or a word cut off and said in full ("the" is no cut-off)
     return any(a in cls and b in cls for cls in _SLOT_CLASSES)
 
 
