@@ -1055,3 +1055,44 @@ def test_sensitivity_can_change_while_configured() -> None:
     assert p.wake.sensitivity == 0.9 and p.wake.threshold < 0.8
     assert p.vad.config.threshold == 0.65 and p.vad.config.silence_s == 1.0
     assert events[-1].data["settings"]["end_silence_s"] == 1.0
+
+
+def test_soundalike_rewrites_propose_console_words_for_unknown_ones() -> None:
+    from app.agents.soundalike import SoundalikeScorer, alike, variants
+
+    # Mishearings measured on the dev split's audio (tiny.en): the meant text is proposed.
+    assert "Show the right lung." in variants("Chill the right lung.")
+    assert "Erase all." in variants("Grace all.")
+    assert "What's at the very top of the scan?" in variants(
+        "What's at the very top of the skin?")
+    assert {"Anterior 20.", "Posterior 20."} <= set(variants("Asterior 20."))
+    assert any(t == "RML" for t, _ in alike("Agoramal"))
+    # Every word known (or a number): nothing to propose; the limit holds.
+    assert variants("Zoom in on the nodule.") == []
+    assert variants("Coronal plus 40.") == []
+    assert len(variants("Let me know when the stapler is ready.", limit=3)) <= 3
+    sc = SoundalikeScorer(limit=2)
+    assert len(sc.variants("What's at the very top of the skin?")) == 2
+    assert sc.coverage("Zoom in.") == 1.0 and sc.pinned("Page the pathologist.")
+
+
+def test_choose_soundalike_needs_the_audio_to_agree() -> None:
+    from app.agents.soundalike import SoundalikeScorer
+    from app.voice.stt import choose_soundalike
+
+    sc = SoundalikeScorer()
+    top = "Chill the right lung."
+    # per-token log-probabilities of a forced decode (measured: -0.50 vs -0.73)
+    scores = {top: -0.50, "Show the right lung.": -0.73, "3D lung.": -1.9}
+    assert choose_soundalike(top, top, scores, sc) == "Show the right lung."
+    # the audio says otherwise: too far below Whisper's own reading
+    assert choose_soundalike(top, top, {**scores, "Show the right lung.": -1.8}, sc) is None
+    # an out-of-scope top is never rewritten into a command; a rewrite must add coverage
+    oos = "Page the pathologist."
+    assert choose_soundalike(oos, oos, {oos: -0.3, "Page the PFT.": -0.31}, sc) is None
+    assert choose_soundalike("Zoom in.", "Zoom in.", {"Zoom in.": -0.3, "Zoom out.": -0.2},
+                             sc) is None
+    # the wake word is never made or lost by a rewrite; unscored texts are no choice
+    assert choose_soundalike("Chill the CT.", "Chill the CT.",
+                             {"Chill the CT.": -0.4, "Davinci, show the CT.": -0.2}, sc) is None
+    assert choose_soundalike(top, top, {"Show the right lung.": -0.2}, sc) is None

@@ -1,0 +1,173 @@
+"""Console words a misheard transcript may have meant: candidate rewrites for the recogniser.
+
+Whisper tiny mishears short domain words as ordinary English ("Chill the right lung", "Grace
+all", "what's at the top of the skin", "said max", "right lap view"). A text rule alone cannot
+tell "skin" from "scan" safely; the audio can. This module only *proposes*: for each run of
+one to three words holding a word the console does not know, the domain terms that sound
+alike (metaphone and spelling similarity, RapidFuzz), and the transcript rewritten with them.
+The speech recogniser then scores every proposal against the audio (a forced decode) and a
+rewrite wins only when the audio supports it about as well as what Whisper wrote
+(``app.voice.stt``). Nothing here is tuned to sentences: the terms come from the vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import jellyfish
+from rapidfuzz import fuzz
+
+from app.agents.normalize import (
+    _CONTENT,
+    _FUNCTION_WORDS,
+    _NUM_RE,
+    _NUMBER_WORDS,
+    _ORDINALS,
+    _SIGN_WORDS,
+    DOMAIN_WORDS,
+    CommandScorer,
+)
+
+# How Whisper writes a term → how it is said (abbreviations are spelled out letter by letter).
+_SPOKEN: dict[str, str] = {
+    "RUL": "are you el", "RML": "are em el", "RLL": "are el el", "LUL": "el you el",
+    "LLL": "el el el", "BMI": "bee em eye", "PFT": "pee eff tee", "FEV1": "eff ee vee one",
+    "CT": "see tee", "3D": "three dee",
+}
+# Plain words worth proposing besides the domain nouns: the verbs and particles of commands.
+_EXTRA = (
+    "zoom", "rotate", "turn", "spin", "swing", "reset", "clear", "remove", "hide", "show",
+    "display", "erase", "add", "move", "view", "again", "repeat", "enlarge", "shrink", "up",
+    "down", "left", "right", "forward", "back", "front", "bigger", "smaller", "max", "min",
+    "middle", "ax", "cor", "sag", "ant", "post", "lat", "in", "out", "all", "lung", "lungs",
+)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9']*|\d+")
+MIN_SIMILARITY = 55.0
+# Whole short commands Whisper tends to hear as other words ("Two men." for "zoom in").
+_PHRASES = ("zoom in", "zoom out", "erase all")
+
+
+@dataclass(frozen=True)
+class Term:
+    written: str
+    spoken: str
+    key: str          # metaphone of the spoken form without spaces
+    letters: str      # the spoken form's letters without spaces
+
+
+@lru_cache(maxsize=1)
+def terms() -> tuple[Term, ...]:
+    words = {w for w in (DOMAIN_WORDS | _CONTENT | set(_EXTRA)) if w.isalpha() and len(w) >= 2}
+    out = [Term(k, v, jellyfish.metaphone(v.replace(" ", "")), v.replace(" ", ""))
+           for k, v in _SPOKEN.items()]
+    out += [Term(p, p, jellyfish.metaphone(p.replace(" ", "")), p.replace(" ", ""))
+            for p in _PHRASES]
+    for w in sorted(words):
+        if w.upper() in _SPOKEN:
+            continue
+        out.append(Term(w, w, jellyfish.metaphone(w), w))
+    return tuple(out)
+
+
+_NUMBERISH = frozenset(_NUMBER_WORDS) | frozenset(_SIGN_WORDS) | frozenset(_ORDINALS) | {
+    "hundred", "thousand"}
+
+
+def _known(word: str, extra: frozenset[str] = frozenset()) -> bool:
+    w = word.lower().strip("'").split("'")[0]  # "what's" → "what"
+    return (w in _FUNCTION_WORDS or w in _CONTENT or w in _NUMBERISH or w in extra
+            or bool(_NUM_RE.match(w)) or w.upper() in _SPOKEN)
+
+
+def similarity(span: str, term: Term) -> float:
+    """0–100: how alike a run of heard words and a term sound (and are spelled)."""
+    letters = re.sub(r"[^a-z]", "", span.lower())
+    if not letters or not term.key:
+        return 0.0
+    key = jellyfish.metaphone(letters)
+    if not key:
+        return 0.0
+    sound = fuzz.ratio(key, term.key)
+    spelling = fuzz.ratio(letters, term.letters)
+    # Both must be near: sound alone confuses short keys ("said" ST ~ "xad"), spelling
+    # alone confuses words that are spelled alike but said differently.
+    return min(100.0, 0.75 * sound + 0.25 * spelling)
+
+
+def alike(span: str, limit: int = 2, min_similarity: float = MIN_SIMILARITY,
+          ) -> list[tuple[str, float]]:
+    """The terms that sound most like ``span``, best first."""
+    low = span.lower()
+    n = len(re.sub(r"[^a-z]", "", low))
+    # A term far shorter or longer than the words it would replace is no sound-alike: it
+    # would drop or invent speech ("Chill the right" is not "right").
+    scored = [(t.written, similarity(span, t)) for t in terms()
+              if t.written.lower() != low and 0.7 * n <= len(t.letters) <= 1.5 * n]
+    scored = [s for s in scored if s[1] >= min_similarity]
+    scored.sort(key=lambda s: -s[1])
+    return scored[:limit]
+
+
+def variants(text: str, *, max_span: int = 3, per_span: int = 2, limit: int = 8,
+             known: frozenset[str] = frozenset()) -> list[str]:
+    """``text`` rewritten with console terms where it holds words the console does not know.
+
+    One rewrite per (span, term), best sounding first, then one with every unknown word's
+    best term at once; at most ``limit``. Empty when every word is known."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
+    unknown = [i for i, (_, _, w) in enumerate(words) if not _known(w, known)]
+    if not unknown:
+        return []
+    found: list[tuple[float, int, int, str]] = []  # (similarity, first, last, term)
+    for i in unknown:
+        for n in range(1, max_span + 1):
+            for a in range(max(0, i - n + 1), i + 1):
+                b = a + n - 1
+                if b >= len(words) or any(_NUM_RE.match(words[k][2]) for k in range(a, b + 1)):
+                    continue
+                span = text[words[a][0]:words[b][1]]
+                for term, sim in alike(span, per_span):
+                    found.append((sim, a, b, term))
+    found.sort(key=lambda f: -f[0])
+    out: list[str] = []
+
+    def rewrite(subs: list[tuple[float, int, int, str]]) -> str:
+        s = text
+        for _, a, b, term in sorted(subs, key=lambda f: -f[1]):
+            rep = term.capitalize() if a == 0 and term.islower() else term
+            s = s[:words[a][0]] + rep + s[words[b][1]:]
+        return s
+
+    for f in found:
+        v = rewrite([f])
+        if v not in out and v != text:
+            out.append(v)
+    best: list[tuple[float, int, int, str]] = []
+    for f in found:  # the best term for each unknown word, spans not overlapping
+        if all(f[2] < g[1] or f[1] > g[2] for g in best):
+            best.append(f)
+    if len(best) > 1:
+        v = rewrite(best)
+        if v not in out:
+            out.insert(0, v)
+    return out[:limit]
+
+
+class SoundalikeScorer(CommandScorer):
+    """The recogniser's domain scorer (``app.voice.stt.DomainScorer``) with sound-alike
+    rewrites: coverage and out-of-scope pinning from :class:`CommandScorer`, plus
+    :func:`variants`."""
+
+    def __init__(self, vocabulary: frozenset[str] | set[str] | None = None,
+                 limit: int = 8) -> None:
+        super().__init__(vocabulary)
+        self.limit = limit
+
+    def variants(self, text: str) -> list[str]:
+        return variants(text, limit=self.limit, known=self.vocabulary)
+
+
+__all__ = ["MIN_SIMILARITY", "SoundalikeScorer", "Term", "alike", "similarity", "terms",
+           "variants"]
