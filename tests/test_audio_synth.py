@@ -326,3 +326,20 @@ def test_piper_clip_is_reproducible() -> None:
     assert spoken and np.array_equal(a, b)
     assert 0.6 < a.size / SR < 3.0
     assert abs(N.dbfs(a[N.active_mask(a)]) - A.LEVEL_DBFS) < 2.0
+
+
+def test_abbreviations_are_spelled_as_a_surgeon_says_them() -> None:
+    from app.eval.audio_synth import clean_key, spoken_text
+
+    assert spoken_text("add RML and RLL") == "add R M L and R L L"
+    assert spoken_text("what's her FEV1?") == "what's her F E V 1?"
+    assert spoken_text("zoom in on the LLL, then show the CT") == \
+        "zoom in on the L L L, then show the CT"
+    # words that merely contain the letters, and acronyms engines spell anyway, stay
+    assert spoken_text("the rule of thumb, BMI and PFT") == "the rule of thumb, BMI and PFT"
+    # the clip's cache key follows what is said, so only changed clips are rendered again
+    from app.eval.audio_synth import VOICES
+
+    v = VOICES[0]
+    assert clean_key(v, "show RUL", False, 1) == clean_key(v, "show R U L", False, 1)
+    assert clean_key(v, "show the CT", False, 1) != clean_key(v, "show the RUL", False, 1)

@@ -35,6 +35,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -62,6 +63,19 @@ WAKE_WORD = "davinci"
 # espeak (and Piper, which phonemises with espeak) say "davinci" as "dav-IN-sigh"; the two-word
 # spelling gets the name right, which is what a surgeon says.
 WAKE_SPOKEN = "da Vinci"
+# Clinical abbreviations a surgeon spells letter by letter ("add R M L"); a TTS engine left to
+# itself reads some as words (flite says "RUL" as "rattle", Piper "add RML" as "Agoramal"),
+# which no surgeon does. Acronyms engines already spell (CT, BMI, PFT) are left alone.
+SPELLED = ("RUL", "RML", "RLL", "LUL", "LLL", "FEV1", "FVC", "DLCO")
+_SPELLED_RE = re.compile(r"\b(" + "|".join(SPELLED) + r")\b")
+
+
+def spoken_text(text: str) -> str:
+    """What the voice is asked to say for a row's ``text``: the abbreviations of
+    :data:`SPELLED` spelled out ("FEV1" → "F E V 1"); everything else as written."""
+    return _SPELLED_RE.sub(lambda m: " ".join(m.group(1)), text)
+
+
 WAKE_PAUSE_S = (0.25, 0.50)  # the short natural pause between the wake word and the command
 SENTENCE_GAP_S = 0.15  # between Piper's sentence chunks ("Stop. Zoom in.")
 DEFAULT_SEED = 20240917
@@ -425,7 +439,7 @@ def render_clip(voice: VoiceSpec, text: str, wake: bool, seed: int) -> tuple[np.
         pieces += [speech_segment(synth, WAKE_SPOKEN, voice.name),
                    np.zeros(int(rng.uniform(*WAKE_PAUSE_S) * SR))]
     if synth is not None and spoken:
-        pieces.append(speech_segment(synth, text, voice.name))
+        pieces.append(speech_segment(synth, spoken_text(text), voice.name))
     else:
         pieces.append(np.zeros(int(rng.uniform(*SILENT_S) * SR)))
     pieces.append(np.zeros(int(rng.uniform(*PAD_S) * SR)))
@@ -442,7 +456,7 @@ def _key(payload: dict[str, Any]) -> str:
 def clean_key(voice: VoiceSpec, text: str, wake: bool, seed: int) -> str:
     return _key({"v": PIPELINE_VERSION, "voice": voice.name, "engine": voice.engine,
                  "settings": voice.params, "voice_seed": voice.seed, "seed": seed,
-                 "text": text, "wake": WAKE_SPOKEN if wake else None, "sr": SR,
+                 "text": spoken_text(text), "wake": WAKE_SPOKEN if wake else None, "sr": SR,
                  "level": LEVEL_DBFS, "peak": PEAK_DBFS, "pad": PAD_S, "pause": WAKE_PAUSE_S,
                  "silent": SILENT_S, "room": ROOM_TONE_DBFS})
 
