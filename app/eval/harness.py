@@ -157,7 +157,8 @@ def _run_row(orch: Orchestrator, row: Row, mode: str, transcriber: Transcriber |
         if k not in heard:  # each voice is transcribed at most once
             t = transcriber(voices[k])
             heard[k] = {"text": str(t.get("text") or ""), "ms": t.get("ms", 0),
-                        "audio": str(voices[k])}
+                        "audio": str(voices[k]),
+                        **({"logprob": t["logprob"]} if t.get("logprob") is not None else {})}
         return heard[k]
 
     self_looping = _loops_on_invalid(orch)

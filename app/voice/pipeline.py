@@ -743,7 +743,8 @@ class VoicePipeline:
         stt_info = None
         if tr is not None:
             stt_info = {"text": command, "ms": tr.ms, "audio": wav or self._clip_path,
-                        "raw_text": getattr(tr, "raw_text", command)}
+                        "raw_text": getattr(tr, "raw_text", command),
+                        "logprob": getattr(tr, "logprob", None)}
         t0 = time.perf_counter()
         try:
             record = self._call_handler(command, stt_info) or {}

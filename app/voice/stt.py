@@ -161,6 +161,15 @@ class Transcript:
     def empty(self) -> bool:
         return not self.text.strip()
 
+    @property
+    def logprob(self) -> float | None:
+        """Whisper's per-token log-probability of the text it gave (the chosen hypothesis,
+        else the least confident kept segment); None when nothing was decoded."""
+        if self.alternatives:
+            return float(self.alternatives[self.chosen][1])
+        kept = [s.avg_logprob for s in self.segments if not s.dropped]
+        return float(min(kept)) if kept else None
+
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "ms": round(self.ms, 1), "raw_text": self.raw_text,
                 "segments": [s.to_dict() for s in self.segments], "dropped": self.dropped,
@@ -694,7 +703,7 @@ def make_transcriber(model: str = DEFAULT_MODEL, *, strip_wake: bool = True, use
                 text, wake = m.command, m.to_dict()
         d = tr.to_dict()
         return {"text": text, "ms": _ms(t0), "raw_text": tr.raw_text, "wake": wake,
-                "dropped": tr.dropped, "segments": d["segments"],
+                "logprob": tr.logprob, "dropped": tr.dropped, "segments": d["segments"],
                 "speech_s": round(speech_s, 2), "model": stt.model_name,
                 **{k: d[k] for k in ("alternatives", "chosen") if k in d}}
 
