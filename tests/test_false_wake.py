@@ -340,3 +340,53 @@ def test_a_verifier_lets_near_spellings_through_to_the_audio_check() -> None:
     p, _ = _pipe(["Javinci, move back."], FakeVerifier(-20.0))  # the audio says otherwise
     p.run(FileSource(bursts(1.0)))
     assert p.calls == []  # type: ignore[attr-defined]
+
+
+class RescuingVerifier(FakeVerifier):
+    """A verifier whose forced decode finds the name the transcript lost to noise."""
+
+    def __init__(self, score: float, again: str, floor: float = -9.0) -> None:
+        super().__init__(score)
+        self.rescue_logprob, self.again, self.rescued = floor, again, 0
+
+    def rescue(self, audio: np.ndarray) -> str | None:
+        self.rescued += 1
+        self.last_score = self.score
+        return self.again if self.score >= self.rescue_logprob else None
+
+
+def test_a_wake_word_lost_in_the_transcript_is_rescued_by_the_audio() -> None:
+    from app.voice.audio import FileSource  # noqa: PLC0415
+    from app.voice.events import EventType  # noqa: PLC0415
+
+    # 10 dB noise: Whisper wrote no name at all; the forced "Da Vinci" scores -5
+    ver = RescuingVerifier(-5.0, "davinci, zoom out.")
+    p, events = _pipe(["Bench, zoom out."], ver)
+    p.run(FileSource(bursts(1.0)))
+    end = next(e for e in events if e.type == EventType.WAKE_WORD_END)
+    assert end.data["detected"] and end.data["rescued"] and end.data["verify_logprob"] == -5.0
+    assert p.calls == ["zoom out."]  # type: ignore[attr-defined]
+    # OR talk with no name in the audio either: no wake, no command
+    ver = RescuingVerifier(-16.0, "davinci, pass the grasper.")
+    p, events = _pipe(["Pass the grasper."], ver)
+    runs = p.run(FileSource(bursts(1.0)))
+    assert p.calls == [] and runs[-1].outcome == "no-wake"  # type: ignore[attr-defined]
+    assert ver.rescued == 1
+    # a second transcript that still holds no wake word wakes nothing
+    ver = RescuingVerifier(-5.0, "Pass the grasper.")
+    p, _ = _pipe(["Pass the grasper."], ver)
+    p.run(FileSource(bursts(1.0)))
+    assert p.calls == []  # type: ignore[attr-defined]
+
+
+def test_cached_verifier_rescues_once(tmp_path: Path) -> None:
+    cache = F.CachedSTT(ScriptedSTT([]), tmp_path / "c.jsonl")
+    inner = RescuingVerifier(-6.0, "davinci, show the CT.")
+    v = F.CachedVerifier(inner, cache)
+    a = np.ones(3200, np.float32) * 0.1
+    assert v.rescue(a) == "davinci, show the CT." and v.rescue(a.copy()) == v.rescue(a)
+    assert inner.rescued == 1 and inner.calls == 1 and v.last_score == -6.0
+    low = F.CachedVerifier(RescuingVerifier(-12.0, "davinci, x"), F.CachedSTT(ScriptedSTT([]),
+                                                                            None))
+    assert low.rescue(a) is None and low.verifier.rescued == 0
+    assert F.CachedVerifier(FakeVerifier(-1.0), cache).rescue(a) is None  # no rescue floor

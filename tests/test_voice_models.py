@@ -307,3 +307,15 @@ def test_forced_decode_scores_what_was_said_above_a_soundalike(clips: dict[str, 
     # and transcribing keeps working with the check on (it runs only on unknown words)
     tr = whisper.transcribe(x)
     assert "ct" in tr.text.lower() or "city" in tr.text.lower(), tr.text
+
+
+def test_wake_rescue_forces_the_name_only_where_the_audio_says_it(clips: dict[str, Path],
+                                                                 whisper: Any) -> None:
+    from app.voice.wake_verify import WhisperWakeVerifier
+
+    ver = WhisperWakeVerifier(whisper)
+    again = ver.rescue(read_audio(clips["wake_cmd_0"]))
+    assert again is not None and WakeWordSpotter().match(again).detected, again
+    assert "sho" in WakeWordSpotter().match(again).command.lower()
+    for name in ("stapler", "coughing", "show_ct"):  # no name in the audio: no rescue
+        assert ver.rescue(read_audio(clips[name])) is None, (name, ver.last_score)

@@ -401,18 +401,40 @@ class CachedVerifier:
         self.min_logprob = verifier.min_logprob
         self.last_score: float | None = None
 
-    def __call__(self, audio: np.ndarray) -> bool:
-        k = "verify:" + self.cache.key(audio)
-        d = self.cache.cache.get(k)
+    def _remember(self, key: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        d = self.cache.cache.get(key)
         if d is None:
-            self.verifier(audio)
-            d = {"score": self.verifier.last_score}
-            self.cache.cache[k] = d
+            d = compute()
+            self.cache.cache[key] = d
             if self.cache.path is not None:
                 with self.cache.path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"key": k, "tr": d}) + "\n")
-        self.last_score = d["score"]
-        return self.last_score is None or self.last_score >= self.min_logprob
+                    fh.write(json.dumps({"key": key, "tr": d}) + "\n")
+        return d
+
+    def _score(self, audio: np.ndarray) -> float | None:
+        def compute() -> dict[str, Any]:
+            self.verifier(audio)
+            return {"score": self.verifier.last_score}
+
+        self.last_score = self._remember("verify:" + self.cache.key(audio), compute)["score"]
+        return self.last_score
+
+    def __call__(self, audio: np.ndarray) -> bool:
+        score = self._score(audio)
+        return score is None or score >= self.min_logprob
+
+    def rescue(self, audio: np.ndarray) -> str | None:
+        """``WhisperWakeVerifier.rescue`` with the score and the second transcript cached."""
+        floor = getattr(self.verifier, "rescue_logprob", None)
+        if floor is None or audio is None or len(audio) < 1600:
+            return None
+        score = self._score(audio)
+        if score is None or score < floor:
+            return None
+        d = self._remember("rescue:" + self.cache.key(audio),
+                           lambda: {"text": self.verifier.rescue(audio)})
+        self.last_score = score
+        return d["text"]
 
 
 def default_spotter(stt: Any) -> Any:

@@ -683,7 +683,17 @@ class VoicePipeline:
             lp = min((float(sg.avg_logprob) for sg in getattr(tr, "segments", []) or []
                       if not getattr(sg, "dropped", "")), default=0.0)
             verified: float | None = None
-            if m.detected and lp < self.config.wake_min_logprob:
+            again = self._rescue_wake(stt_audio) \
+                if not m.detected and m.reason == "no-match" else None
+            rescued = again is not None and \
+                self.wake.match(again, self.wake.candidate_threshold).detected
+            if rescued:
+                # Noise hid the name from the transcript, not from the forced decode.
+                text = run.transcript = str(again)
+                verified = getattr(self.wake.verifier, "last_score", None)
+                m = self.wake.detect(text, now=ev.speech_start,
+                                     threshold=self.wake.candidate_threshold)
+            elif m.detected and lp < self.config.wake_min_logprob:
                 m = replace(m, detected=False, reason="low-confidence")
             elif m.detected:
                 ok = self.wake.verify(stt_audio)
@@ -696,7 +706,8 @@ class VoicePipeline:
                                          threshold=self.wake.candidate_threshold)
             self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3),
                                                  **({"verify_logprob": verified}
-                                                    if verified is not None else {})}, run)
+                                                    if verified is not None else {}),
+                                                 **({"rescued": True} if rescued else {})}, run)
             if not m.detected:
                 self._end_run(run, "no-wake" if m.reason != "cooldown" else "cooldown")
                 return
@@ -727,6 +738,18 @@ class VoicePipeline:
             self._chime("error")
         self._set_listening(ListeningState.IDLE, run)
         self._end_run(run, outcome)
+
+    def _rescue_wake(self, audio: np.ndarray | None) -> str | None:
+        """The verifier's second look at an utterance with no wake word in its transcript
+        (``WhisperWakeVerifier.rescue``): a transcript with the wake word forced, or None."""
+        rescue = getattr(self.wake.verifier, "rescue", None)
+        if rescue is None or audio is None:
+            return None
+        try:
+            return rescue(audio)
+        except Exception:  # a failed second look is only a missed wake, never a crash
+            log.exception("wake-word rescue failed")
+            return None
 
     # ------------------------------------------------------------------ intent and reply
     def _call_handler(self, text: str, stt: dict[str, Any] | None) -> dict[str, Any]:

@@ -492,9 +492,10 @@ class WhisperSTT:
         return self
 
     def transcribe(self, audio: np.ndarray | str | Path, *, prompt: str | None = "default",
-                   ) -> Transcript:
+                   prefix: str | None = None) -> Transcript:
         """``audio``: a segment already cut by our VAD (so Whisper's own VAD stays off) or a
-        file path. ``prompt=None`` disables the vocabulary prompt for this call."""
+        file path. ``prompt=None`` disables the vocabulary prompt for this call; ``prefix``
+        forces the transcript's first words (the wake word, when the audio says it is there)."""
         self.load()
         cfg = self.config
         t0 = time.perf_counter()
@@ -518,7 +519,8 @@ class WhisperSTT:
                             lock.holder, cfg.lock_timeout_s)
         try:
             segments, alts = self._decode(x, use_prompt,
-                                          cfg.hotwords if prompt is not None else None)
+                                          cfg.hotwords if prompt is not None else None,
+                                          prefix=prefix)
             text, reasons = filter_segments(segments, level, cfg)
             retried = False
             if use_prompt and cfg.retry_on_prompt_leak and text and prompt_leak(text):
