@@ -644,6 +644,10 @@ class _Ctx:
     ar_target_set: bool = False
     agent: str | None = None  # agent of the clause before
     ar_named: str | None = None  # structure (or group) the clause before named: "it"
+    # structure keys the previous command named ("hide the airway" ... "bring it back"), for a
+    # pronoun in the first clause of this one; None when it named none
+    prior_named: list[str] | None = None
+    referred_back: bool = False  # a pronoun was read as ``prior_named``
     notes: list[str] = field(default_factory=list)
 
     def zoom_plane(self) -> str:
@@ -1115,6 +1119,11 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                 break
             j += 1
         kind = toks[took[-1]] if took else ""
+        if kind in ("lung", "lungs") and not positions and j < n and \
+                STRUCT_WORDS.get(toks[j]) == "lung_nodules":
+            c.use(*took)  # "lung nodules", "left lung nodule": the lung only says where they are
+            i = j
+            continue
         if took and (positions or kind in ("lung", "lungs", "lobe", "lobes")) and not (
                 kind == "side" and not positions):
             c.use(*took)
@@ -1142,12 +1151,55 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             continue
         if t in ("everything", "all") and i + 1 < n and toks[i + 1] in (
                 "structures", "lobes", "parts", "of"):
-            out.extend(AR_STRUCTURES)
+            # "all lobes" is the five lobes, like "all the lobes" (DESIGN §4 keeps nodules and
+            # airway apart from the lobes); "all structures" / "all of it" is everything
+            out.extend(LOBES if toks[i + 1] == "lobes" else AR_STRUCTURES)
             c.use(i, i + 1)
             i += 2
             continue
         i += 1
     return list(dict.fromkeys(out))
+
+
+# The pronouns that may stand for the structures the previous command named.
+_PRONOUNS = {"it", "them", "that", "those"}
+# Words that name the model as a whole: with them, "it" is the model, not a structure.
+_WHOLE_MODEL = {"model", "3d", "anatomy", "reconstruction", "rendering", "everything", "all",
+                "whole", "entire"}
+
+
+def _prior_referent(c: Clause, ctx: _Ctx, after: frozenset[str] | None = None
+                    ) -> list[str] | None:
+    """The structures a pronoun in the first clause stands for: those the previous command
+    named ("add the RML" ... "zoom in on it"); None when it named none (then "it" is the model).
+    Later clauses refer within the command (``_Ctx.ar_named``). ``after``: the words the
+    pronoun must follow ("zoom in on it" names a target, "make it bigger" does not)."""
+    if ctx.agent is not None or not ctx.prior_named or not c.has(*_PRONOUNS) \
+            or c.has(*_WHOLE_MODEL):
+        return None
+    if after is not None and not any(t in _PRONOUNS and i and c.toks[i - 1] in after
+                                     for i, t in enumerate(c.toks)):
+        return None
+    c.use_words(_PRONOUNS)
+    ctx.referred_back = True
+    return ctx.prior_named
+
+
+_TARGET_PREPS = frozenset({"on", "onto", "into", "to", "toward", "towards", "at"})
+# Verbs that with the particle "in" put a structure onto the model beside what is shown
+# ("put the airway in", "pop the nodules back in", "throw in the RML").
+_PUT_IN_VERBS = {"put", "pop", "stick", "throw", "slot", "bung", "chuck", "bring", "readd"}
+
+
+def _put_in(c: Clause) -> bool:
+    """Is the clause "put X in" / "put in X" (an addition)? Uses the particle when it is."""
+    for i, t in enumerate(c.toks):
+        if t != "in" or not i or not any(w in _PUT_IN_VERBS for w in c.toks[:i]):
+            continue
+        if c.toks[i - 1] in _PUT_IN_VERBS or all(w in _PARTICLE_TAIL for w in c.toks[i + 1:]):
+            c.use(i)
+            return True
+    return False
 
 
 def _ar_hide_except(c: Clause, tumor_lobes: Sequence[str]) -> list[Step] | None:
@@ -1267,6 +1319,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             ctx.notes.append("several structures named; zooming toward the first")
         if target is None and ctx.ar_named and c.use_words({"it", "them", "that", "there"}):
             target = ctx.ar_named  # "show the right lung and zoom in on it"
+        prior = None if target else _prior_referent(c, ctx, _TARGET_PREPS)
+        if prior:
+            target = _group_of(prior) or prior[0]  # "add the RML" ... "zoom in on it"
         if target is None:
             target = ctx.current_ar_target()
         params = {"target": target} if target else {}
@@ -1342,6 +1397,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         if spared is not None:
             return spared
         keys = ar_structures(c, tumor_lobes)
+        prior = None if keys else _prior_referent(c, ctx)
+        if prior:  # "hide the airway", "bring it back", "hide it again": the airway
+            return [Step("AR.SHOW", {"structures": prior, "op": "remove"})]
         # removing every structure ("the model, all of it") is hiding the model
         if keys and not c.has("everything") and set(_expand(keys)) != set(AR_STRUCTURES):
             return [Step("AR.SHOW", {"structures": _expand(keys), "op": "remove"})]
@@ -1370,12 +1428,16 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     keys = ar_structures(c, tumor_lobes)
     view = _ar_view(c)
     params: dict[str, Any] = {}
+    prior = None if keys or view else _prior_referent(c, ctx)
+    if prior:  # "take the airway off" ... "bring it back": the airway, added to what is shown
+        c.use_words(SHOW_VERBS | ADD_WORDS | REPEAT_WORDS | {"back", "in", "on", "please"})
+        return [Step("AR.SHOW", {"structures": prior, "op": "add"})]
     if keys:
         params["structures"] = _expand(keys)
         ctx.ar_named = keys[0] if len(keys) == 1 else _group_of(params["structures"])
         only = c.use_words(ONLY_WORDS)
         add = c.use_words({"add", "also", "too", "include", "additionally", "plus", "another",
-                           "readd"}) \
+                           "readd"}) or _put_in(c) \
             or c.use_phrase(("as", "well")) or c.use_phrase(("in", "addition")) \
             or c.use_phrase(("along", "with")) \
             or (c.sep in ("and", "plus") and ctx.agent is None and ctx.state.ar.visible)
@@ -1850,6 +1912,11 @@ _SHOW_PARTICLE_VERBS = {"get", "bring", "put", "pull", "pop", "call", "load", "t
                         "flash", "fire", "readd", "have", "chuck", "whack", "slap", "bung",
                         "shove"}
 _HIDE_PARTICLE_VERBS = {"take", "bring", "put", "shut", "close"}
+# Wishes with "up" that put a display on screen when a display is their object ("I'd like the
+# CT up", "we want the model up"); a plane or slice there stays a move ("I want the axial up").
+_WISH_VERBS = {"like", "want", "need", "wanna"}
+_DISPLAY_UP = {"model", "3d", "reconstruction", "ct", "scan", "scans", "images", "box", "info",
+               "information", "details", "data", "anatomy", "rendering", "sheet"}
 # What may follow a closing particle in the same clause ("get the model up for me please").
 _PARTICLE_TAIL = {"for", "me", "us", "please", "on", "the", "screen", "monitor", "display",
                   "here", "there", "now", "again", "quickly", "real", "quick", "thanks", "so",
@@ -1899,10 +1966,11 @@ def _drop_particles(tokens: list[str]) -> list[str]:
                 continue
         if t in ("up", "down") and (_closes_clause(tokens, i) or t == "up" and tokens[
                 i + 1:i + 2] in (["at"], ["on"]) and not _is_num(prev)):
-            verbs = _SHOW_PARTICLE_VERBS if t == "up" else _HIDE_PARTICLE_VERBS
+            verbs = _SHOW_PARTICLE_VERBS | _WISH_VERBS if t == "up" else _HIDE_PARTICLE_VERBS
             j = next((k for k in range(i - 1, max(-1, i - 8), -1) if tokens[k] in verbs
                       or tokens[k] in _OBJECT_BREAKS), -1)
-            if j >= 0 and tokens[j] in verbs and j < i - 1 and _particle_object(tokens, j, i):
+            if j >= 0 and tokens[j] in verbs and j < i - 1 and _particle_object(tokens, j, i) \
+                    and (tokens[j] not in _WISH_VERBS or _DISPLAY_UP & set(tokens[j + 1:i])):
                 if t == "down":
                     k = len(out) - (i - j)
                     out[k] = "hide"  # "take the model down" = hide the model
@@ -2291,10 +2359,29 @@ def _drop_sparing(tokens: list[str]) -> list[str]:
     return tokens
 
 
+# Nouns naming a display as a whole: "back to the model" returns to it ("back" is no view).
+_RETURN_NOUNS = {"model", "3d", "reconstruction", "anatomy", "ct", "scan", "scans", "images",
+                 "patient", "box", "info", "information", "sheet"}
+
+
+def _drop_return(tokens: list[str]) -> list[str]:
+    """"back to the model, zoom in again" / "back on the CT": a switch of display; "back" is
+    neither a posterior view nor a zoom out there."""
+    out: list[str] = []
+    for i, t in enumerate(tokens):
+        nxt = tokens[i + 1:i + 4]
+        if t == "back" and nxt[:1] in (["to"], ["on"], ["onto"]) and (
+                nxt[1:2] == ["the"] and nxt[2:3] and nxt[2] in _RETURN_NOUNS
+                or nxt[1:2] and nxt[1] in _RETURN_NOUNS):
+            continue
+        out.append(t)
+    return out
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
     return _drop_discourse(_join_adjective_pairs(_drop_particles(
-        _hoist_particle(tokens_of(canonical(text))))))
+        _hoist_particle(_drop_return(tokens_of(canonical(text)))))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
@@ -2302,6 +2389,46 @@ _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "supe
 
 
 _NESTING = threading.local()
+
+# "the same for X", "do the same with X", "likewise for X", "same goes for X", "ditto X"
+_SAME_WORDS = {"same", "likewise", "ditto", "similarly"}
+_SAME_LEAD = {"and", "now", "then", "do", "the", "please", ",", "thing", "again", "goes",
+              "go", "applies"}
+_SAME_PREPS = {"for", "with", "on", "to"}
+_SAME_TAIL = {"please", "too", "as", "well", ",", "now", "also"}
+
+
+def _same_for_object(tokens: list[str]) -> list[str] | None:
+    """The object X of "the same for X" (the whole command), else None."""
+    k = next((i for i, t in enumerate(tokens) if t in _SAME_WORDS), None)
+    if k is None or any(t not in _SAME_LEAD for t in tokens[:k]):
+        return None
+    j = k + 1
+    while j < len(tokens) and tokens[j] in _SAME_LEAD:
+        j += 1
+    if j < len(tokens) and tokens[j] in _SAME_PREPS:
+        j += 1
+    elif tokens[k] != "ditto":
+        return None
+    post = tokens[j:]
+    while post and post[0] in ("the", ","):
+        post = post[1:]
+    while post and post[-1] in _SAME_TAIL:
+        post = post[:-1]
+    return post or None
+
+
+# Words around "other side" when it is the whole request ("now from the other side", "look at
+# it from the opposite side", "the other side, please").
+_OTHER_SIDE_GLUE = {"now", "from", "the", "it", "show", "me", "view", "look", "at", "let", "us",
+                    "see", "please", "and", ",", "then", "to", "go", "switch", "flip", "turn",
+                    "can", "we", "could", "i", "have", "a", "of", "instead"}
+
+
+def _other_side(tokens: list[str]) -> bool:
+    """Is the command only "the other side" (the last view or swing, reversed)?"""
+    rest = [t for t in tokens if t not in FILLER and t not in _OTHER_SIDE_GLUE]
+    return rest in (["other", "side"], ["opposite", "side"])
 
 
 class LexiconTier:
@@ -2336,8 +2463,12 @@ class LexiconTier:
         aside_cut = aside_cut or spared != tokens
         tokens = spared
         same = None if nested else self._same_side(tokens, state, memory)
+        if same is None and not nested:
+            same = self._same_for(tokens, state, memory)
         if same is not None:
             tokens = same
+        if _other_side(tokens):
+            tokens = ["opposite"]  # "now from the other side": the last view or swing reversed
         side = _only_side(tokens)
         if side and (memory.last_agent == "AR" or memory.last_agent is None and
                      state.ar.visible):
@@ -2458,6 +2589,17 @@ class LexiconTier:
             return [*out[:at], sides.pop(), *out[at:]]
         return None
 
+    def _same_for(self, tokens: list[str], state: ConsoleState, memory: Memory
+                  ) -> list[str] | None:
+        """"the same for the left lung" / "likewise with the coronal": the previous command
+        with its object replaced by the one named here (read like a correction of it that
+        does not undo it)."""
+        post = _same_for_object(tokens)
+        prev = self._last_real(memory) if post else None
+        if post is None or prev is None:
+            return None
+        return self._substitute(_prepare(prev), post, state, memory)
+
     def _swing_on(self, tokens: list[str], state: ConsoleState, memory: Memory) -> str | None:
         """A bare direction right after a swing of the model swings it that way ("tilt it
         up a touch" ... "and down"); elsewhere a bare direction moves the CT (DESIGN §4)."""
@@ -2550,6 +2692,22 @@ class LexiconTier:
             return None
         return phrase
 
+    def _named_before(self, state: ConsoleState, memory: Memory) -> list[str] | None:
+        """The model structures the previous command named (shown, added, hidden or zoomed
+        toward), read against the memory it had, so that its own "it" resolves in turn."""
+        if not memory.recent:
+            return None
+        prev = memory.reading_of(memory.recent[-1])
+        before = Memory(memory.last_agent, memory.recent[:-1], readings=dict(memory.readings))
+        d = self.decide_from(self.analyse(prev, state, before), state, before)
+        named: list[str] = []
+        for st in d.steps:
+            if st.action_id == "AR.SHOW":
+                named.extend(st.params.get("structures") or [])
+            elif st.action_id == "AR.ZOOM_IN" and st.params.get("target"):
+                named.extend(_expand([st.params["target"]]))
+        return sorted(dict.fromkeys(named)) or None
+
     def _last_real(self, memory: Memory) -> str | None:
         for text in reversed(memory.recent):
             if text in memory.readings:
@@ -2627,6 +2785,10 @@ class LexiconTier:
     def decide_from(self, analysis: Analysis, state: ConsoleState, memory: Memory
                     ) -> Decision:
         ctx = _Ctx(state, memory)
+        first = analysis.clauses[0] if analysis.clauses else None
+        if first is not None and first.agent == "AR" and first.clause.has(*_PRONOUNS) and \
+                first.intent in ("show", "hide", "zoom_in") and not analysis.repeat_of:
+            ctx.prior_named = self._named_before(state, memory)
         steps: list[Step] = []
         leftovers: list[str] = []
         sources: list[str] = []
@@ -2694,7 +2856,8 @@ class LexiconTier:
                         tier=self.name, reason=reason,
                         diagnostics={"leftover": leftovers, "routing": sources,
                                      "repeat_of": analysis.repeat_of,
-                                     "rewritten": analysis.rewritten})
+                                     "rewritten": analysis.rewritten,
+                                     **({"refers_back": True} if ctx.referred_back else {})})
 
     @staticmethod
     def _confidence(steps: list[Step], leftovers: list[str], sources: list[str],

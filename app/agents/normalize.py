@@ -975,6 +975,14 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"lights?|lamp|bed|table|trendelenburg|thermostat|air conditioning|"
      r"room temperature|door|doors|curtain\w*",
      "room equipment is not controlled here"),
+    # Turning or moving the patient is positioning, not a model swing ("rotate the patient a
+    # little to the right", "roll her onto her side"); "the patient('s) model/CT" stays ours.
+    (r"(?:rotate|rotating|turn|turning|roll|rolling|tilt|tilting|tip|tipping|swing|swivel|"
+     r"flip|move|moving|shift|reposition\w*|position|lift|raise|lower|sit|log ?roll)"
+     r"(?: (?:the|our|this))? (?:patient|her|him)"
+     r"(?! (?:s )?(?:model|3d|anatomy|reconstruction|lungs?|lobes?|ct|scan|scans|images?|"
+     r"info\w*|data|details|box|sheet|panel|overlay|nodules?|airway|airways)\b)",
+     "positioning the patient is not controlled here"),
     (r"camera|cam|scope|endoscope|lens|robot arm|arms?|console handles?|clutch|energy|foot pedal|"
      r"recording|screenshot|photo|picture of|snapshot|video|robot|port|ports|docking|dock|"
      r"undock",

@@ -550,6 +550,9 @@ class SemanticTier:
         if not analysis.clauses or analysis.repeat_of or analysis.step_override is not None \
                 or analysis.reverse:
             return None  # repeats and "the other way" are memory operations: the lexicon's
+        lex = self.lexicon.decide(corrected, state, memory)
+        if lex is not None and lex.diagnostics.get("refers_back"):
+            return None  # so is "it" for what the previous command named ("bring it back")
         clauses = analysis.clauses
         single = len(clauses) == 1
         # Pass 1: which parts of a composite did the grammar read cleanly (every word used,
@@ -609,7 +612,6 @@ class SemanticTier:
         steps = merge_steps([s for m in matches for s in m.steps])
         conf = min(m.confidence for m in matches)
         # The grammar reading the same plan is independent evidence for it.
-        lex = self.lexicon.decide(corrected, state, memory)
         agree = bool(lex is not None and lex.steps and _same_plan(lex.steps, steps))
         if agree and lex is not None and conf >= self.cal.agree_min:
             # Not independent evidence (both read the same nouns), so only a reading the
