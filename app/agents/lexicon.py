@@ -687,6 +687,8 @@ def _repeat_count(c: Clause) -> int:
     for i, t in enumerate(toks):
         if t in REPEAT_COUNTS:
             c.use(i)
+            if toks[i + 1:i + 2] in (["more"], ["again"]):
+                c.use(i + 1)  # "zoom in once more": the count, said as a repeat
             return REPEAT_COUNTS[t]
         m = _TIMES_RE.match(t)
         if m:
@@ -1197,7 +1199,7 @@ def _put_in(c: Clause) -> bool:
         if t != "in" or not i or not any(w in _PUT_IN_VERBS for w in c.toks[:i]):
             continue
         if c.toks[i - 1] in _PUT_IN_VERBS or all(w in _PARTICLE_TAIL for w in c.toks[i + 1:]):
-            c.use(i)
+            c.use(i, *(k for k in range(i) if c.toks[k] in _PUT_IN_VERBS))
             return True
     return False
 
@@ -1736,7 +1738,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b|"
      r"\b(back|ease|pull) off\b|\bease (it )?back\b", "zoom out"),
     (r"\b(bring|put|add|get) back\b", "readd"),
-    (r"\b(put|bring|get) ((the |them |it |that |those |all )?(\w+ ){0,4})back\b(?! to)",
+    (r"\b(put|bring|get|pop|stick|slot) ((the |them |it |that |those |all )?(\w+ ){0,4})back\b"
+     r"(?! to)",
      "readd \\2"),
     # "I want the nodules back", "can I have her BMI back": wanting a thing back re-adds it
     # ("move the coronal back 10" is a direction: a step or a target follows)
