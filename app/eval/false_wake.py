@@ -492,7 +492,7 @@ def run_stream(pipeline: Any, audio: np.ndarray, lead_s: float = 0.2) -> list[di
         elif ev.type == EventType.WAKE_WORD_END and ev.run_id:
             rec = {**pending.pop(ev.run_id, {}), **{k: ev.data.get(k) for k in (
                 "detected", "score", "variant", "heard", "command", "reason", "avg_logprob",
-                "verify_logprob")}}
+                "verify_logprob", "rescue_logprob", "rescued")}}
             out.append(rec)
 
     pipeline.wake.reset_cooldown()
@@ -615,7 +615,8 @@ def measure_detection(jsonl: Path, stt: CachedSTT, wake_factory: Callable[[], An
                    "why": [d.get("reason") for d in decisions],
                    "score": [d.get("score") for d in decisions],
                    "avg_logprob": [d.get("avg_logprob") for d in decisions],
-                   "verify_logprob": [d.get("verify_logprob") for d in decisions]}
+                   "verify_logprob": [d.get("verify_logprob") for d in decisions],
+                   "rescue_logprob": [d.get("rescue_logprob") for d in decisions]}
             clips.append(rec)
             if not ok:
                 misses.append(rec)

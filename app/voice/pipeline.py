@@ -683,8 +683,9 @@ class VoicePipeline:
             lp = min((float(sg.avg_logprob) for sg in getattr(tr, "segments", []) or []
                       if not getattr(sg, "dropped", "")), default=0.0)
             verified: float | None = None
-            again = self._rescue_wake(stt_audio) \
-                if not m.detected and m.reason == "no-match" else None
+            tried = not m.detected and m.reason == "no-match"
+            again = self._rescue_wake(stt_audio) if tried else None
+            rescue_score = getattr(self.wake.verifier, "last_score", None) if tried else None
             rescued = again is not None and \
                 self.wake.match(again, self.wake.candidate_threshold).detected
             if rescued:
@@ -707,6 +708,8 @@ class VoicePipeline:
             self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3),
                                                  **({"verify_logprob": verified}
                                                     if verified is not None else {}),
+                                                 **({"rescue_logprob": rescue_score}
+                                                    if rescue_score is not None else {}),
                                                  **({"rescued": True} if rescued else {})}, run)
             if not m.detected:
                 self._end_run(run, "no-wake" if m.reason != "cooldown" else "cooldown")
