@@ -431,7 +431,7 @@ class CachedVerifier:
         score = self._score(audio)
         if score is None or score < floor:
             return None
-        d = self._remember("rescue:" + self.cache.key(audio),
+        d = self._remember("rescue2:" + self.cache.key(audio),
                            lambda: {"text": self.verifier.rescue(audio)})
         self.last_score = score
         return d["text"]
