@@ -36,9 +36,9 @@ DEFAULT_MIN_LOGPROB = -15.0
 #: Measured on the dev split's wake set at 10 dB SNR (8 voices × 60): transcript misses score
 #: −9.1 … −24 in the pipeline ("That vinci, coronal…" −10.0, "Infinci, forward…" −9.8);
 #: 721 utterances of command speech with no wake word (clean and 10 dB) score at most −13.8,
-#: and the prompt's false "davinci" on names −12.5 … −19. A floor of −10.5 keeps a margin of 2
-#: over anything seen without the name; dev detection at 10 dB 444 → 457 of 480 (454 with
-#: the coverage rule below).
+#: and the prompt's false "davinci" on names −12.5 … −19; dev detection at 10 dB 444 → 457 of
+#: 480 at a floor of −10.5 (454 with the coverage rule below). Words that really sound like
+#: the name ("vincristine", "vintage") score as high: the score alone is not enough.
 DEFAULT_RESCUE_LOGPROB = -10.5
 #: ...and only when what follows the name reads as a console command (domain coverage): on the
 #: 2 h non-wake corpus, hard negatives such as "The vincristine is for the oncology patient"
