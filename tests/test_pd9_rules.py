@@ -222,3 +222,15 @@ def test_semantic_tier_leaves_referents_to_the_grammar():
     assert con.snap["ar"]["visible"] and "trachea_bronchia" not in con.snap["ar"]["structures"]
     con.say_after(["show the right middle lobe too"], "zoom in on it")
     assert con.snap["ar"]["zoom_target"] == "right_middle_lobe"
+
+
+def test_misspelled_device_words_stay_out_of_scope() -> None:
+    """A recogniser's misspelling of an OR-device word ("Stapel the RUL bronchus", heard on the
+    dev split's audio) is still an order to a device, not a request to show the RUL."""
+    from app.agents.normalize import validate
+
+    for text in ("stapel the rul bronchus", "suckshun please", "hand me the grasspur"):
+        v = validate(text)
+        assert not v.valid and v.reason.startswith("Out of scope"), (text, v)
+    for text in ("show the rul", "zoom in on the nodule", "display the coronal slice"):
+        assert validate(text).valid, text

@@ -1018,9 +1018,12 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     # normalize): naming one plane as a thing to see enlarges it
     plane_one = any(t == "one" and k and c.toks[k - 1] in PLANE_WORDS
                     for k, t in enumerate(c.toks))
+    # one plane named while a plane is already enlarged ("now the coronal"): it becomes the
+    # main view, as moving a plane while zoomed does (DESIGN §4)
+    zoomed = (ctx.iv_mode or ctx.state.iv.mode) == "zoom_view"
     if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
                                and window is None and (c.has("view", "image", "only", "just")
-                                                       or plane_one)
+                                                       or plane_one or zoomed)
                                and not c.has("move", "go")):
         c.use_words(ZOOM_IN_WORDS | SHOW_VERBS | {"zoom", "in", "into", "on", "onto", "make",
                                                   "it", "main", "full", "screen", "up",
@@ -1553,14 +1556,20 @@ def ir_fields(c: Clause) -> list[str] | None:
             out.append("tumor_location")
             c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
     whole = ("all", "everything", "every", "full", "complete", "whole", "entire")
-    if out and c.has("summary", "overview", "rundown", "synopsis") or \
+    # "everything about the patient, including the date": all of it, and that too
+    about_patient = any(c.find_phrase((w, prep, *who)) >= 0
+                        for w in ("everything", "all") for prep in ("about", "on", "for")
+                        for who in (("the", "patient"), ("the", "patients"), ("her",),
+                                    ("him",), ("this", "patient")))
+    if out and c.has("summary", "overview", "rundown", "synopsis") or out and about_patient or \
             out and any(c.find_phrase((w, *mid, noun)) >= 0 for w in whole
                    for mid in ((), ("the",), ("the", "patient"), ("patient",), ("her",),
                                ("his",), ("of", "the"), ("the", "patients"))
                    for noun in ("fields", "info", "information", "details", "data")):
         # "all the patient fields and the operation date": everything, and that too
         c.use_words({*whole, "fields", "info", "information", "details", "data", "of", "summary",
-                     "overview", "rundown", "synopsis", "with"})
+                     "overview", "rundown", "synopsis", "with", "about", "including",
+                     "include", "patient", "patients"})
         return sorted(dict.fromkeys([*IR_ALL_FIELDS, *out]))
     if c.has(*whole) and not out:
         c.use_words({"all", "everything", "every", "full", "complete", "whole", "entire",

@@ -1059,6 +1059,29 @@ def _aside(text: str, at: int) -> bool:
     return False
 
 
+# OR-device words a recogniser misspells ("Stapel the RUL bronchus", measured on the dev split's
+# audio, went on to show the RUL): an unknown word that sounds exactly like one of these (same
+# metaphone, same first letter) is read as it for the scope check. Long words only: a short
+# one's sound is shared by too many ordinary words.
+_OOS_SOUND_WORDS = ("staple", "stapler", "stapling", "suction", "cautery", "irrigation",
+                    "irrigate", "insufflation", "retractor", "trocar", "forceps", "grasper",
+                    "scissors", "suture", "specimen", "cartridge", "sealer")
+_OOS_SOUNDS = {jellyfish.metaphone(w): w for w in _OOS_SOUND_WORDS}
+_WORD_RE = re.compile(r"[a-z]{5,}")
+
+
+def _oos_sound_alikes(text: str, known: frozenset[str] | set[str]) -> str:
+    """``text`` with unknown words that sound like an OR-device word replaced by it."""
+    def sub(m: re.Match[str]) -> str:
+        w = m.group(0)
+        if w in known or w in DOMAIN_WORDS or w in PROTECTED_WORDS or w in _CONTENT:
+            return w
+        hit = _OOS_SOUNDS.get(jellyfish.metaphone(w))
+        return hit if hit is not None and hit[0] == w[0] else w
+
+    return _WORD_RE.sub(sub, text)
+
+
 def validate(text: str, extra_fields: Iterable[str] = (),
              vocabulary: frozenset[str] | set[str] = frozenset(),
              canonical: str | None = None) -> Validity:
@@ -1073,7 +1096,7 @@ def validate(text: str, extra_fields: Iterable[str] = (),
     if is_empty(text):
         return Validity(True, EMPTY_REASON, empty=True)
     extras = [e.lower().strip() for e in extra_fields if e and e.strip()]
-    rescued = _RESCUE.sub(" ", text)
+    rescued = _oos_sound_alikes(_RESCUE.sub(" ", text), vocabulary)
     for pat, why in _OOS_RE:
         m = pat.search(rescued)
         if not m:
