@@ -45,3 +45,12 @@ def test_everything_about_the_patient_and_the_date(con: Console, text: str) -> N
     con.say(text)
     shown = set(con.snap["ir"]["fields"])
     assert shown == {*IR_ALL_FIELDS, "operation_date"}, shown
+
+
+def test_spelled_rul_heard_as_are_you_ill(con: Console) -> None:
+    # heard on the dev audio for a spelled "zoom R U L"; "are you ill?" alone stays talk
+    acts = con.say_after(["show the model"], "Zoom, are you ill?")
+    assert acts and acts[0][0] == "AR.ZOOM_IN", acts
+    from app.agents.normalize import correct, normalize
+
+    assert correct(normalize("are you ill?")).text == "are you ill"

@@ -436,7 +436,7 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
     (re.compile(rf"\b{_L} {_U} {_L}\b"), "lul", "spelled abbreviation"),
     (re.compile(r"\b(?:are|our|r) (ul|ml|ll)\b"), r"r\1", "spelled abbreviation"),
     # "zoom, are you well?": R-U-L with the L heard as "well", right after a command word
-    (re.compile(r"\b(show|add|hide|remove|zoom|on|the)(?: ,)? are you (?:well|will)\b"),
+    (re.compile(r"\b(show|add|hide|remove|zoom|on|the)(?: ,)? are you (?:well|will|ill)\b"),
      r"\1 rul", "spelled abbreviation"),
     (re.compile(r"\b(?:el|ell|l) (ul|ll)\b"), r"l\1", "spelled abbreviation"),
     (re.compile(r"\bf (?:e )?v 1\b|\bfev 1\b|\bfv1\b"), "fev1", "spelled acronym"),
