@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.agents.decision import Decision, Memory
-from app.agents.normalize import _words, has_domain_content, tokens_of
+from app.agents.normalize import _NUMBER_WORDS, _words, has_domain_content, tokens_of
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import AR_GROUPS, AR_STRUCTURES, IR_ALL_FIELDS, LOBES
@@ -369,6 +369,15 @@ def _only_directions(toks: list[str]) -> bool:
     return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
 
 
+def _joining_plus(tokens: list[str], i: int) -> bool:
+    """Is "plus" at i a joiner ("the small views plus a close-up of the nodule") rather than
+    a relative step ("coronal plus 100", "axial plus a few")?"""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    prev = tokens[i - 1] if i else ""
+    return bool(nxt) and not _is_num(nxt) and nxt not in _NUMBER_WORDS and \
+        prev not in PLANE_WORDS and prev not in DIRECTIONS
+
+
 def split_clauses(tokens: list[str]) -> list[Clause]:
     """Split at "and/then/also/," where a new command starts; lists stay together."""
     segs: list[tuple[str, list[str]]] = []
@@ -378,6 +387,13 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
     while i < len(tokens):
         t = tokens[i]
         two = " ".join(tokens[i:i + 2])
+        if " ".join(tokens[i:i + 3]) == "as well as" and cur:
+            # "clear the CT as well as the patient box": a joiner like "and" (a closing
+            # "as well" still means add)
+            segs.append((sep, cur))
+            cur, sep = [], "and"
+            i += 3
+            continue
         if two in ("after that", "and then", "then also", "and also", "as well", "followed by"):
             if two == "as well":  # "as well" means add, it does not split
                 cur.extend(["as", "well"])
@@ -389,7 +405,7 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
                 cur.append("also")
             i += 2
             continue
-        if t in SEPARATORS and t != "plus":
+        if t in SEPARATORS and (t != "plus" or _joining_plus(tokens, i)):
             if t in ("also", "too") and (i + 1 == len(tokens) or tokens[i + 1] in (
                     "please", ",")):
                 cur.append(t)  # "weight and height also": a closing "also" adds
@@ -1638,6 +1654,34 @@ def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     return [Step("IR.SHOW", params)]
 
 
+def _names_no_field(c: Clause) -> bool:
+    probe = Clause(list(c.toks))
+    return ir_fields(probe) is None
+
+
+def _vague_ir_leads(clauses: Sequence[RoutedClause]) -> set[int]:
+    """Patient questions that name no field ("who are we operating on today") next to ones
+    that do ("what is the patient's sex and age"): the vague one only leads in, so the
+    named fields are the request (asking for everything is said with "all"/"everything",
+    which ``ir_fields`` reads as a field list)."""
+    ir = [k for k, rc in enumerate(clauses) if rc.agent == "IR"]
+    vague = {k for k in ir if clauses[k].intent == "question" and
+             _names_no_field(clauses[k].clause) and
+             not _names_the_operation(clauses[:k], clauses[k].clause)}
+    named = [k for k in ir if k not in vague and clauses[k].intent in ("show", "question", "add")
+             and not _names_no_field(clauses[k].clause)]
+    return vague if named else set()
+
+
+_NAME_WORDS = {"called", "name", "named"}
+
+
+def _names_the_operation(before: Sequence[RoutedClause], c: Clause) -> bool:
+    """"what is it called" after a part that named the operation asks for its name."""
+    return bool(before) and c.has("it", "its") and c.has(*_NAME_WORDS) and \
+        _names_no_field(c) and any(rc.clause.has(*OP_WORDS) for rc in before)
+
+
 # ---------------------------------------------------------------------------------------------
 # the tier
 # ---------------------------------------------------------------------------------------------
@@ -1961,6 +2005,28 @@ def _closes_clause(tokens: list[str], i: int) -> bool:
     return True
 
 
+# Words that may stand with a display noun in a verbless "X up" ("the CT scan up").
+_BARE_UP_OBJECT = _DISPLAY_UP | {"the", "a", "lung", "lungs", "patient", "her", "his", "our",
+                                 "3d", "ct", "please", "uh", "um"}
+
+
+def _clause_start_back(tokens: list[str], i: int) -> int:
+    """How many tokens before i belong to i's clause."""
+    k = i
+    while k > 0 and tokens[k - 1] not in _CLAUSE_END:
+        k -= 1
+    return i - k
+
+
+def _bare_display_up(tokens: list[str], i: int) -> bool:
+    """A verbless "<display> up" ending its clause ("model up", "scan up, please") puts that
+    display on screen, as "get the model up" does; a plane ("axial up") or a verb ("move
+    up", "rotate the model up") keeps it a move."""
+    obj = tokens[i - _clause_start_back(tokens, i):i]
+    return bool(obj) and all(t in _BARE_UP_OBJECT for t in obj) and \
+        bool(set(obj) & _DISPLAY_UP) and _closes_clause(tokens, i)
+
+
 def _drop_particles(tokens: list[str]) -> list[str]:
     """Phrasal-verb particles that are not directions: "get the model up" shows the model,
     "take the CT down" hides it ("turn it up" stays: it may be a rotation)."""
@@ -1976,6 +2042,10 @@ def _drop_particles(tokens: list[str]) -> list[str]:
             if obj and _particle_object(tokens, i, end) and not set(obj) & _STEP_WORDS:
                 out[-1] = "hide"  # "take down the model"
                 continue
+        if t == "up" and _bare_display_up(tokens, i):
+            k = len(out) - _clause_start_back(tokens, i)
+            out.insert(k, "show")  # "model up", "scan up, please": put it on screen
+            continue
         if t in ("up", "down") and (_closes_clause(tokens, i) or t == "up" and tokens[
                 i + 1:i + 2] in (["at"], ["on"]) and not _is_num(prev)):
             verbs = _SHOW_PARTICLE_VERBS | _WISH_VERBS if t == "up" else _HIDE_PARTICLE_VERBS
@@ -2805,12 +2875,18 @@ class LexiconTier:
         leftovers: list[str] = []
         sources: list[str] = []
         guessed = False
-        for rc in analysis.clauses:
+        vague = _vague_ir_leads(analysis.clauses)
+        for k, rc in enumerate(analysis.clauses):
             c, agent, intent = rc.clause, rc.agent, rc.intent
             sources.append(rc.source)
             if agent is None:
                 leftovers.extend(c.leftover())
                 continue
+            if k in vague:
+                continue  # "who are we operating on, what is her age": the named fields win
+            if agent == "IR" and _names_the_operation(analysis.clauses[:k], c):
+                # "when is the operation and what is it called": "it" is the operation
+                c = Clause([*c.toks, "operation"], c.sep, list(c.inherited))
             if agent == "IV":
                 part = decide_iv(c, ctx, intent)
             elif agent == "AR":

@@ -58,6 +58,7 @@ from app.agents.lexicon import (
     RESET_VERBS,
     ROTATE_VERBS,
     STRUCT_WORDS,
+    VOCABULARY,
     Clause,
     LexiconTier,
     RoutedClause,
@@ -66,12 +67,13 @@ from app.agents.lexicon import (
     _is_num,
     _num_value,
     _rel,
+    canonical,
     decide_ar,
     decide_ir,
     decide_iv,
     merge_steps,
 )
-from app.agents.normalize import has_domain_content, normalize
+from app.agents.normalize import has_domain_content, normalize, validate
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, PLANES
@@ -540,6 +542,9 @@ class SemanticTier:
 
     def _decide(self, corrected: str, state: ConsoleState, memory: Memory) -> Decision | None:
         t0 = time.perf_counter()
+        scope = self._out_of_scope(corrected)
+        if scope is not None:
+            return scope
         analysis = self.lexicon.analyse(corrected, state, memory)
         if analysis.statement:
             # "her bmi is high": a remark that names a field is no request to show it (the
@@ -623,6 +628,16 @@ class SemanticTier:
         how = "; ".join(f"{m.intent or m.source} {m.confidence:.2f}" for m in matches)
         return Decision(valid=True, steps=steps, agent=agent, confidence=round(conf, 3),
                         tier=self.name, reason=f"semantic: {how}", diagnostics=diag)
+
+    def _out_of_scope(self, corrected: str) -> Decision | None:
+        """The scope rules hold for this tier too: an OR topic it might match by its other
+        words ("what time did we make the incision?" near "what is the operation date") is
+        refused even when the tier is asked without the interpreter's check before it."""
+        v = validate(corrected, self.lexicon.extra_fields, VOCABULARY, canonical(corrected))
+        if v.valid or v.empty or not v.reason.startswith("Out of scope"):
+            return None
+        return Decision(valid=False, steps=[], agent=None, confidence=1.0, tier=self.name,
+                        reason=v.reason)
 
     def _match_clause(self, text: str, logits: np.ndarray, near: float, rc: RoutedClause,
                       ctx: _Ctx) -> tuple[ClauseMatch, _Ctx]:
