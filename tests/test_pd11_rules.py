@@ -97,3 +97,72 @@ def test_everything_with_a_field_still_shows_everything(con: Console) -> None:
 ])
 def test_what_is_it_called_after_the_operation(con: Console, text: str) -> None:
     assert con.say(text) == [("IR.SHOW", {"fields": ["operation_date", "operation_name"]})]
+
+
+# ------------------------------------------------------------------ views asked about
+@pytest.mark.parametrize("text, view", [
+    ("What does the back of the lungs look like?", "posterior"),  # pd11-like
+    ("show me the front of the model", "anterior"),
+    ("what does the top of the 3D look like", "superior"),
+    ("What does it look like from the patient's right side?", "right"),  # pd11-like
+    ("how does it look from her left", "left"),
+    ("Can we view it the way the surgeon sees it?", "surgical"),  # pd11-like
+    ("show it how the surgeon would see it", "surgical"),
+])
+def test_views_asked_about(con: Console, text: str, view: str) -> None:
+    acts = con.say_after(["show the CT", "show the model"], text)
+    assert acts == [(AR_SHOW, {"view": view})], acts
+
+
+def test_the_back_of_one_lung_still_names_it(con: Console) -> None:
+    acts = con.say_after(["show the model"], "show the back of the left lung")
+    assert acts[0][1]["view"] == "posterior" and "left_upper_lobe" in acts[0][1]["structures"]
+
+
+# ------------------------------------------------------------------ questions and wishes
+@pytest.mark.parametrize("text, fields", [
+    ("What's she being treated for?", ["diagnosis"]),  # pd11-like
+    ("what was he admitted for", ["diagnosis"]),
+    ("According to her notes, where does the tumour sit?", ["tumor_location"]),  # pd11-like
+    ("going by the chart, how old is she", ["age", "sex"]),
+    ("as per the records, where does the lesion lie", ["tumor_location"]),
+])
+def test_patient_questions_without_a_console_word(con: Console, text: str,
+                                                  fields: list[str]) -> None:
+    assert con.say(text) == [("IR.SHOW", {"fields": fields})]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I'd love the sagittal on slice 180.", ("IV.SHOW_MOVE", {"sagittal": 180})),  # pd11-like
+    ("we would love the coronal at 300", ("IV.SHOW_MOVE", {"coronal": 300})),
+    ("What's above this on the axial — can you go up 20?",  # pd11-like
+     ("IV.SHOW_MOVE", {"axial": "+20"})),
+    ("what is below here, take the coronal down 15", ("IV.SHOW_MOVE", {"coronal": "-15"})),
+])
+def test_ct_wishes_and_lead_in_questions(con: Console, text: str, want: tuple) -> None:
+    assert con.say_after(["show the CT"], text) == [want]
+
+
+def test_a_ct_question_alone_is_not_dropped(con: Console) -> None:
+    acts = con.say_after(["show the CT"], "what is above this on the axial")
+    assert acts, "a lone question is still read"
+
+
+# ------------------------------------------------------------------ scope (semantic tier)
+def test_semantic_tier_keeps_the_scope_rules() -> None:
+    from app.agents.decision import Memory
+    from app.agents.semantic import SemanticTier
+    from app.core.state import CaseContext, ConsoleState
+    from tests.test_lexicon import SIZE
+
+    tier = SemanticTier(background=False)
+    state = ConsoleState()
+    state.set_case(CaseContext(iv_size=SIZE, tumor_lobes=("right_upper_lobe",)))
+    for text in ("what time did we make the incision", "rotate the wrist to the left"):
+        d = tier._out_of_scope(text)  # checked before any embedding is needed
+        assert d is not None and not d.valid and d.reason.startswith("Out of scope"), text
+    assert tier._out_of_scope("what is the operation date") is None
+    assert tier._out_of_scope("give it a twirl") is None  # unfamiliar, not out of scope
+    if tier.ready():
+        d = tier.decide("what time did we make the incision", state, Memory())
+        assert d is not None and not d.valid

@@ -548,8 +548,9 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
             and any(
             w in AR_VIEW_WORDS for w in ws if w not in PLANE_WORDS):
         s["AR"] += 2
-    if re.search(r"\b(from|look at it from)( the)? (front|behind|back|above|below|top|bottom|"
-                 r"left|right|side|underneath|anterior|posterior|superior|inferior|rear)", text):
+    if re.search(r"\b(from|look at it from)( the)?( patient| patients| her| his| its)? (front|"
+                 r"behind|back|above|below|top|bottom|left|right|side|underneath|anterior|"
+                 r"posterior|superior|inferior|rear)", text):
         s["AR"] += 2
     if "patient" in ws or "pt" in ws or {"her", "she", "his", "he"} & set(ws):
         s["IR"] += 1
@@ -1310,6 +1311,26 @@ def _ar_view(c: Clause) -> str | None:
     return None
 
 
+_SIDE_OF_WHOLE = re.compile(
+    r"\bthe (back|front|top|bottom|underside|rear|left side|right side) of (the |both |her |his "
+    r"|the whole |the two )?(lungs|model|3d model|3d|anatomy|chest|it|them|reconstruction)\b")
+
+
+def _side_of_whole(c: Clause) -> str | None:
+    """A side of the whole model asked to be seen ("what does the back of the lungs look
+    like?", "show me the front of the model") is a viewpoint, not the lungs as structures;
+    "the back of the left lung" names a lung and is left to the other rules."""
+    m = _SIDE_OF_WHOLE.search(" ".join(c.toks))
+    if m is None or not c.has("look", "looks", "see", "show", "view", "like"):
+        return None
+    c.use_words({"of", "the", "both", "whole", "two", "lungs", "model", "3d", "anatomy",
+                 "chest", "them", "reconstruction", "look", "looks", "like", "does", "do",
+                 "what", "see", "show", "view", "side", "it"})
+    word = m.group(1).split()[0]
+    c.use(c.index(word))
+    return AR_VIEW_WORDS.get(word, "inferior")  # "underside" is the bottom
+
+
 def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     state = ctx.state
     c.use_words({"3d", "model", "anatomy", "reconstruction", "rendering", "hologram",
@@ -1448,6 +1469,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             return [Step("AR.SHOW", {"structures": neg, "op": "remove"})]
     keys = ar_structures(c, tumor_lobes)
     view = _ar_view(c)
+    side = _side_of_whole(c)
+    if side is not None:
+        view, keys = side, []  # "what does the back of the lungs look like": a viewpoint
     params: dict[str, Any] = {}
     prior = None if keys or view else _prior_referent(c, ctx)
     if prior:  # "take the airway off" ... "bring it back": the airway, added to what is shown
@@ -1570,7 +1594,8 @@ def ir_fields(c: Clause) -> list[str] | None:
                          "area", "region", "segment", "portion"})
         elif t == "where" and c.has("tumor", "nodule", "lesion", "cancer", "mass"):
             out.append("tumor_location")
-            c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located"})
+            c.use_words({"where", "tumor", "nodule", "lesion", "cancer", "mass", "located",
+                         "sit", "sits", "lie", "lies", "situated", "found"})
     whole = ("all", "everything", "every", "full", "complete", "whole", "entire")
     # "everything about the patient, including the date": all of it, and that too
     about_patient = any(c.find_phrase((w, prep, *who)) >= 0
@@ -1671,6 +1696,24 @@ def _vague_ir_leads(clauses: Sequence[RoutedClause]) -> set[int]:
     named = [k for k in ir if k not in vague and clauses[k].intent in ("show", "question", "add")
              and not _names_no_field(clauses[k].clause)]
     return vague if named else set()
+
+
+_QUESTION_OPENERS = {"what", "whats", "how", "where", "which"}
+
+
+def _ct_question_leads(clauses: Sequence[RoutedClause]) -> set[int]:
+    """A CT question that gives no step ("what is above this on the axial") followed by a
+    CT move that gives one ("can you go up 20") only leads in to that move."""
+    out: set[int] = set()
+    for k, rc in enumerate(clauses[:-1]):
+        toks = rc.clause.toks
+        if rc.agent != "IV" or not toks or toks[0] not in _QUESTION_OPENERS or \
+                any(_is_num(t) for t in toks):
+            continue
+        if any(n.agent == "IV" and n.intent == "move" and any(_is_num(t) for t in n.clause.toks)
+               for n in clauses[k + 1:]):
+            out.add(k)
+    return out
 
 
 _NAME_WORDS = {"called", "name", "named"}
@@ -1860,6 +1903,14 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1\\2 around"),
     # "what's she in for?": why she is here is her diagnosis
     (r"\bwhat (is|are) (she|he|they|the patient|the pt) (here |in )for\b", "diagnosis"),
+    # "what's she being treated for?", "what was he admitted for": the reason is the diagnosis
+    (r"\bwhat (is|are|was|were|has|have) (she|he|they|the patient|the pt) (being |been )?"
+     r"(treated|admitted|seen|followed|managed|referred|listed|scheduled) for\b", "diagnosis"),
+    # "according to her notes, ...": where to look, not a request of its own
+    (r"\b(according to|going by|as per|per) (her|his|the|our|their)( patient| clinical| "
+     r"medical| case)? (notes|chart|charts|records?|file|sheet|paperwork|history)\b ?,?", ""),
+    # "I'd love the sagittal on 180": a wish like "I'd like"
+    (r"\b(i|we) (would|d|will) (really )?love\b", "\\1 would like"),
     # an intensifier before a named position adds nothing ("bang in the middle", "dead centre")
     (r"\b(bang|slap|smack|dead|spot|smack bang|right|exactly|precisely) (in |on |at )?(the )?"
      r"(middle|centre|center|midline)\b", "to the \\4"),
@@ -1919,6 +1970,10 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1\\2 \\3the ct"),
     (r"\bblow (it |that |this |them |the \w+ |the \w+ \w+ )?up\b", "enlarge \\1"),
     (r"\bcamera ?eye view\b|\bcamera s eye view\b", "surgical view"),
+    # "view it the way the surgeon sees it": the surgeon's viewpoint is the surgical view
+    (r"\b(the way|how|as) (the |a |our )?(operating )?(surgeon|surgeons|operator) "
+     r"(sees|see|views|looks at|would see|will see|is seeing)( it| them| the model| this)?\b",
+     "from the surgical view"),
     # a tag question adds nothing ("her FEV1 was borderline, wasn't it, ...")
     (r",? (is|was|are|were|does|did|has|have|do) not (it|she|he|they|there) ?(,|$)", ","),
     (r"\b(closer|further|farther|bigger|smaller|larger|higher|lower|more|less) than "
@@ -2875,7 +2930,7 @@ class LexiconTier:
         leftovers: list[str] = []
         sources: list[str] = []
         guessed = False
-        vague = _vague_ir_leads(analysis.clauses)
+        vague = _vague_ir_leads(analysis.clauses) | _ct_question_leads(analysis.clauses)
         for k, rc in enumerate(analysis.clauses):
             c, agent, intent = rc.clause, rc.agent, rc.intent
             sources.append(rc.source)
