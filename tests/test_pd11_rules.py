@@ -166,3 +166,9 @@ def test_semantic_tier_keeps_the_scope_rules() -> None:
     if tier.ready():
         d = tier.decide("what time did we make the incision", state, Memory())
         assert d is not None and not d.valid
+
+
+def test_a_wish_for_something_else_is_not_a_command(con: Console) -> None:
+    con.say("show the model")
+    con.say("I'd love a 3D printer for these models")
+    assert con.last is not None and not con.last.valid

@@ -1909,8 +1909,10 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     # "according to her notes, ...": where to look, not a request of its own
     (r"\b(according to|going by|as per|per) (her|his|the|our|their)( patient| clinical| "
      r"medical| case)? (notes|chart|charts|records?|file|sheet|paperwork|history)\b ?,?", ""),
-    # "I'd love the sagittal on 180": a wish like "I'd like"
-    (r"\b(i|we) (would|d|will) (really )?love\b", "\\1 would like"),
+    # "I'd love the sagittal on 180": a wish like "I'd like" when a display or view follows
+    # ("I'd love a 3D printer" is talk)
+    (r"\b(i|we) (would|d) (really )?love(?= (the|to see|to have|to get|to look at) )",
+     "\\1 would like"),
     # an intensifier before a named position adds nothing ("bang in the middle", "dead centre")
     (r"\b(bang|slap|smack|dead|spot|smack bang|right|exactly|precisely) (in |on |at )?(the )?"
      r"(middle|centre|center|midline)\b", "to the \\4"),
