@@ -172,3 +172,29 @@ def test_a_wish_for_something_else_is_not_a_command(con: Console) -> None:
     con.say("show the model")
     con.say("I'd love a 3D printer for these models")
     assert con.last is not None and not con.last.valid
+
+
+# ------------------------------------------------------------------ lexicon-alone misses
+def test_a_comma_list_before_up_is_the_object(con: Console) -> None:
+    acts = con.say("Put the diagnosis, the comorbidities and the operation name up.")  # pd11-like
+    assert acts == [("IR.SHOW", {"fields": ["comorbidities", "diagnosis", "operation_name"]})]
+    acts = con.say("bring her weight, height and BMI up please")
+    assert acts == [("IR.SHOW", {"fields": ["bmi", "height", "weight"]})], acts
+
+
+def test_we_are_done_before_a_request_is_an_aside(con: Console) -> None:
+    acts = con.say_after(["show the model", "show the patient info"],
+                         "Great, we're done, close everything: the model and the patient box.")
+    assert [a for a, _ in acts] == [AR_HIDE, "IR.HIDE"], acts  # pd11-like
+    acts = con.say_after(["show the CT"], "ok we are finished, take the CT off")
+    assert [a for a, _ in acts] == ["IV.REMOVE"], acts
+
+
+@pytest.mark.parametrize("text", [
+    "Okay team, we're starting the right upper lobectomy.",  # pd11-like
+    "let's begin the left lower lobectomy",
+    "proceeding with the wedge resection and segmentectomy",
+])
+def test_starting_the_operation_is_out_of_scope(con: Console, text: str) -> None:
+    con.say(text)
+    assert con.last is not None and not con.last.valid and "Out of scope" in con.last.reason

@@ -2047,9 +2047,10 @@ _STEP_WORDS = {"a", "bit", "little", "slightly", "more", "further", "by", "some"
 def _particle_object(tokens: list[str], verb: int, particle: int) -> bool:
     """Are the words between a phrasal verb and its particle an object to show or hide?"""
     between = tokens[verb + 1:particle]
-    return len(between) <= 6 and not any(
+    # a comma may list objects ("put the diagnosis, the comorbidities and the name up")
+    return len(between) <= 10 and not any(
         t in PLANE_WORDS or t in DIRECTIONS or t in ROTATE_VERBS or t in NAMED_POS
-        or t in _OBJECT_BREAKS or _is_num(t) for t in between)
+        or t in _OBJECT_BREAKS and t != "," or _is_num(t) for t in between)
 
 
 def _closes_clause(tokens: list[str], i: int) -> bool:
@@ -2106,8 +2107,8 @@ def _drop_particles(tokens: list[str]) -> list[str]:
         if t in ("up", "down") and (_closes_clause(tokens, i) or t == "up" and tokens[
                 i + 1:i + 2] in (["at"], ["on"]) and not _is_num(prev)):
             verbs = _SHOW_PARTICLE_VERBS | _WISH_VERBS if t == "up" else _HIDE_PARTICLE_VERBS
-            j = next((k for k in range(i - 1, max(-1, i - 8), -1) if tokens[k] in verbs
-                      or tokens[k] in _OBJECT_BREAKS), -1)
+            j = next((k for k in range(i - 1, max(-1, i - 12), -1) if tokens[k] in verbs
+                      or tokens[k] in _OBJECT_BREAKS and tokens[k] != ","), -1)
             if j >= 0 and tokens[j] in verbs and j < i - 1 and _particle_object(tokens, j, i) \
                     and (tokens[j] not in _WISH_VERBS or _DISPLAY_UP & set(tokens[j + 1:i])):
                 if t == "down":
@@ -2419,7 +2420,10 @@ def _hoist_particle(tokens: list[str]) -> list[str]:
 _ASIDE_OPENERS = (("which",), ("this", "is"), ("these",), ("those",), ("that", "is", "where"),
                   ("that", "is", "why"), ("that", "is", "how"), ("it", "is", "where"),
                   ("because",), ("since",), ("as", "you", "can", "see"), ("i", "am", "wondering"),
-                  ("i", "wonder"), ("so", "the"), ("the", "first", "thing"))
+                  ("i", "wonder"), ("so", "the"), ("the", "first", "thing"),
+                  # "we're done, close everything": the reason given before the request
+                  ("we", "are", "done"), ("we", "are", "finished"), ("i", "am", "done"),
+                  ("all", "done"))
 _REQUEST_VERBS = SHOW_VERBS - {"see", "view", "look", "visible", "remind", "where", "what", "which",
                                  "is", "are", "how", "whats"} | HIDE_VERBS | \
     RESET_VERBS | ROTATE_VERBS | MOVE_VERBS - {"come", "head", "go"} | {"zoom", "add", "enlarge"}

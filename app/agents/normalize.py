@@ -932,6 +932,9 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"(?:closing|closure)(?! (?:the |that |this )?(?:model|3d|ct|scan|box|info\w*|views?|"
      r"panels?|windows?|patient info\w*|data|images?|overlay))|"
      r"let us close|ready to close|time to close|we can close|start closing|closing up|"
+     # "we're starting the right upper lobectomy": the operation itself, not a display
+     r"(?:start|starting|begin|beginning|proceed|proceeding|doing|perform\w*|finish\w*)"
+     r"(?: with| on)? (?:the |a |our |this |her |his )?(?:\w+ ){0,3}\w+ectom(?:y|ies)|"
      r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this) "
      r"(tissue|vessel|hilum|pleura|ligament|wound)|"
      r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this|it) "
