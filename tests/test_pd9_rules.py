@@ -229,8 +229,16 @@ def test_misspelled_device_words_stay_out_of_scope() -> None:
     dev split's audio) is still an order to a device, not a request to show the RUL."""
     from app.agents.normalize import validate
 
-    for text in ("stapel the rul bronchus", "suckshun please", "hand me the grasspur"):
+    for text in ("stapel the rul bronchus", "fire the stapel now", "hand me the grasspur"):
         v = validate(text)
         assert not v.valid and v.reason.startswith("Out of scope"), (text, v)
     for text in ("show the rul", "zoom in on the nodule", "display the coronal slice"):
         assert validate(text).valid, text
+
+
+def test_sound_alike_device_words_must_be_spelled_alike_too() -> None:
+    from app.agents.normalize import _oos_sound_alikes
+
+    # metaphone hears "story" as "suture" (S-T-R); the spelling says otherwise
+    assert _oos_sound_alikes("what is her story", set()) == "what is her story"
+    assert _oos_sound_alikes("stapel it", set()) == "staple it"

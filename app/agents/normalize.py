@@ -1064,7 +1064,7 @@ def _aside(text: str, at: int) -> bool:
 
 # OR-device words a recogniser misspells ("Stapel the RUL bronchus", measured on the dev split's
 # audio, went on to show the RUL): an unknown word that sounds exactly like one of these (same
-# metaphone, same first letter) is read as it for the scope check. Long words only: a short
+# metaphone, same first letter, spelled alike) is read as it for the scope check. Long words only: a short
 # one's sound is shared by too many ordinary words.
 _OOS_SOUND_WORDS = ("staple", "stapler", "stapling", "suction", "cautery", "irrigation",
                     "irrigate", "insufflation", "retractor", "trocar", "forceps", "grasper",
@@ -1080,7 +1080,9 @@ def _oos_sound_alikes(text: str, known: frozenset[str] | set[str]) -> str:
         if w in known or w in DOMAIN_WORDS or w in PROTECTED_WORDS or w in _CONTENT:
             return w
         hit = _OOS_SOUNDS.get(jellyfish.metaphone(w))
-        return hit if hit is not None and hit[0] == w[0] else w
+        # spelled alike too: "story" sounds like "suture" to metaphone (S-T-R) but is a word
+        ok = hit is not None and hit[0] == w[0] and fuzz.ratio(w, hit) >= 60
+        return hit if ok and hit is not None else w
 
     return _WORD_RE.sub(sub, text)
 
