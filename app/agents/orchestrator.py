@@ -8,6 +8,7 @@ record of DESIGN §5.3. It never raises on bad input: every failure becomes a pl
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -41,14 +42,19 @@ UNSURE_LOGPROB = -0.8
 UNSURE_COVERAGE = 0.6
 
 
+@functools.lru_cache(maxsize=1)
+def _scorer() -> Any:
+    from app.agents.normalize import CommandScorer  # noqa: PLC0415
+
+    return CommandScorer()  # built once: its known-word set is a union of large sets
+
+
 def _unsure_hearing(stt: dict[str, Any] | None, corrected: str) -> dict[str, float] | None:
     """The recogniser's doubt and the command's domain coverage when both are low, else None."""
     lp = (stt or {}).get("logprob")
     if lp is None or float(lp) >= UNSURE_LOGPROB:
         return None
-    from app.agents.normalize import CommandScorer  # noqa: PLC0415
-
-    cov = CommandScorer().coverage(corrected)
+    cov = _scorer().coverage(corrected)
     if cov >= UNSURE_COVERAGE:
         return None
     return {"logprob": round(float(lp), 3), "coverage": round(cov, 3)}

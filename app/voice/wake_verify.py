@@ -144,6 +144,7 @@ class WhisperWakeVerifier:
         again with the wake word as a forced prefix and return that transcript if a console
         command follows the name (:data:`RESCUE_MIN_COVERAGE`); else None.
         Costs one short forced decode per such utterance (the encoding is reused)."""
+        self.last_score = None  # no stale score in the wake event when nothing is checked
         if self.rescue_logprob is None or audio is None or len(audio) < 1600:
             return None
         self.last_score = round(self.score(audio), 2)
