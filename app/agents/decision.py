@@ -27,6 +27,8 @@ class Decision:
     # A phrase the grammar reads as this same plan, for decisions a later tier made: memory
     # keeps it so that "again", "a bit more" and "the other way" can repeat the plan.
     reading: str | None = None
+    # "undo that": no plan; the registry restores the state before its last command
+    undo: bool = False
 
     @property
     def agents(self) -> list[str]:
@@ -47,6 +49,8 @@ class Memory:
     size: int = 3
     # recent command -> a phrase the grammar reads as the plan that ran (``Decision.reading``)
     readings: dict[str, str] = field(default_factory=dict)
+    # recent command -> the agent it ended on ("again on the CT" repeats the last CT command)
+    agents: dict[str, str] = field(default_factory=dict)
 
     def remember(self, corrected: str, agent: str | None, reading: str | None = None) -> None:
         if corrected:
@@ -57,6 +61,9 @@ class Memory:
             else:
                 self.readings.pop(corrected, None)
             self.readings = {k: v for k, v in self.readings.items() if k in self.recent}
+            if agent:
+                self.agents[corrected] = agent
+            self.agents = {k: v for k, v in self.agents.items() if k in self.recent}
         if agent:
             self.last_agent = agent
 
@@ -68,6 +75,8 @@ class Memory:
         d: dict[str, Any] = {"last_agent": self.last_agent, "recent": list(self.recent)}
         if self.readings:
             d["readings"] = dict(self.readings)
+        if self.agents:
+            d["agents"] = dict(self.agents)
         return d
 
     @classmethod
@@ -77,7 +86,11 @@ class Memory:
         raw = d.get("readings")
         readings = {str(k): str(v) for k, v in raw.items() if k in recent} \
             if isinstance(raw, dict) else {}
-        return cls(last_agent=d.get("last_agent"), recent=recent, readings=readings)
+        raw_agents = d.get("agents")
+        agents = {str(k): str(v) for k, v in raw_agents.items() if k in recent} \
+            if isinstance(raw_agents, dict) else {}
+        return cls(last_agent=d.get("last_agent"), recent=recent, readings=readings,
+                   agents=agents)
 
 
 class Tier(Protocol):

@@ -13,12 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.agents.decision import Decision, Memory, Tier
-from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical
+from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical, is_undo
 from app.agents.normalize import (
     DEFAULT_LEXICON,
     Lexicon,
     correct,
     normalize,
+    tokens_of,
     validate,
 )
 from app.agents.planner import order_steps
@@ -106,6 +107,12 @@ class FastInterpreter:
             decision = Decision(valid=valid, steps=[], agent=prev, confidence=1.0,
                                 tier="memory", reason=validity.reason)
             return done(decision, valid, True, validity.reason)
+        if is_undo(tokens_of(fixed.text)):
+            ms.update(route=0.0, decide=0.0)
+            decision = Decision(valid=True, steps=[], agent=memory.last_agent or state.agent,
+                                confidence=0.97, tier=self.lexicon.name,
+                                reason="undo: the state before the last command", undo=True)
+            return done(decision, True, False, "")
         if not validity.valid:
             ms.update(route=0.0, decide=0.0)
             decision = Decision(valid=False, agent=None, confidence=1.0, tier=self.lexicon.name,
@@ -193,6 +200,11 @@ def apply(interp: Interpretation, registry: CommandRegistry, actor: Actor | None
         if prev is not None and registry.state.agent != prev:
             registry.state.apply(agent=prev)
         return None
+    if interp.valid and interp.decision.undo:
+        result = registry.undo(actor or Actor(source="voice"))
+        if result.ok and result.steps and memory is not None:
+            memory.remember("", result.steps[-1].action_id.split(".", 1)[0])
+        return result
     if not interp.valid or not interp.decision.steps:
         return None
     steps = order_steps(interp.decision.steps)

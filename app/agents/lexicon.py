@@ -39,7 +39,7 @@ from app.agents.decision import Decision, Memory
 from app.agents.normalize import _NUMBER_WORDS, _words, has_domain_content, tokens_of
 from app.core.registry import Step
 from app.core.state import ConsoleState
-from app.core.vocab import AR_GROUPS, AR_STRUCTURES, IR_ALL_FIELDS, LOBES
+from app.core.vocab import AR_GROUPS, AR_STRUCTURES, IR_ALL_FIELDS, IV_DEFAULT_STEP, LOBES
 
 ACCEPT = 0.75  # decisions at or above this confidence are taken without asking later tiers
 # The most the grammar claims for a command with no console word in it (below the
@@ -454,6 +454,9 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
                 prev.toks.extend(["and", *seg])
             else:
                 carried = _verb_of(prev, generic_only=True)
+                if not carried and set(core) <= _DISPLAY_ONLY:
+                    # "zoom out on the CT and on the model too": the same verb, other display
+                    carried = _verb_of(prev)
                 if carried == ["remove"] and seg[-1] in ("on", "up", "back"):
                     carried = ["show"]  # "turn the CT off and the model on"
                 clauses.append(Clause(list(seg), sep, carried))
@@ -465,6 +468,8 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
 
 
 _GENERIC_VERBS = SHOW_VERBS | HIDE_VERBS | RESET_VERBS | {"add"}
+_DISPLAY_ONLY = {"on", "the", "too", "also", "as", "well", "for", "to", "with", "model", "3d",
+                 "ct", "scan", "scans", "images", "anatomy", "reconstruction", "views", "viewer"}
 
 
 def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
@@ -1754,6 +1759,9 @@ class Analysis:
     # the words read instead of the command's own, when context rewrote them ("and down"
     # after a swing is "rotate the model down"): the semantic tier matches these
     rewritten: str | None = None
+    # "a bit more", "a little further": the repeated CT move by the default step, not again
+    # by the last one's (which may have been 30)
+    small: bool = False
 
     @property
     def agent(self) -> str | None:
@@ -1798,7 +1806,7 @@ def _is_repeat(tokens: list[str]) -> bool:
         return bool({"again", "same"} & set(tokens))
     return all(t in REPEAT_WORDS | {"once", "time", "1", "bit", "little", "lot", "much",
                                     "please", "one", "do", "it", "that", "going", "even",
-                                    "slightly", "a"} for t in core)
+                                    "slightly", "a", "but", "only", "this"} for t in core)
 
 
 _PARTICLE_VERBS = {"bring", "pull", "put", "open", "show", "call", "pop", "load", "fire",
@@ -1820,17 +1828,32 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(middle|center|centre|mid|max|maximum|min|minimum|top|bottom)( slice| slices| position)? "
      r"(on|of|in|for|across) (all|every|each)( the)?( 3| three)? (planes|views|slices)\b",
      "all planes to the \\1"),
+    # "center all three planes", "the middle slices": every plane to its middle slice
+    (r"\b(center|centre|middle) (all|every|each)( the)?( 3| three)? (planes|views|slices)\b",
+     "all planes to the middle"),
+    (r"\b(the )?(middle|center|centre|mid) slices\b(?! (of|on|in|for) )", "all planes to the middle"),
     (r"\b(all )?(3|three) (small )?planes\b", "small views"),
     (r"\b(one|1|a single) (step|notch|level|click|more time)\b", "once"),
     (r"\b(\d+) (steps|levels|notches|clicks)\b(?! (up|down|left|right|forward|back))",
      "\\1 times"),
     (r"\bmake it stop\b|\bstop it\b", "stop"),
     (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
+    # "her FEV1 before surgery": when it was measured, not the operation field
+    (r"\b(before|prior to|ahead of|pre) (the |her |his |this )?(surgery|operation|procedure|op)\b"
+     r"(?= *[?.!,]?$)", ""),
+    # "show nothing but the airway": only the airway
+    (r"\bnothing (but|except|other than|apart from|besides)\b", "only"),
+    # "the 3D model of the lungs": the model is of the lungs; no structure is picked out
+    (r"\b(3d |lung )?(model|reconstruction|rendering) of (the |her |his )?(lungs?|chest|thorax)\b",
+     "\\1\\2"),
+    # "back to the middle": a return to the middle slice, not a step backward (coronal)
+    (r"\b(go |move )?back to (the )?(middle|centre|center)\b", "to the middle"),
     (r"\b(disappear|vanish)\b", "hide"),
     # "make the model go away", "make it vanish": hide (not "go away" = zoom out)
     (r"\bmake ((the |it |them |that |this |those )?(\w+ ){0,3})(go away|disappear|vanish)\b",
      "hide \\1"),
-    (r"\b(pull|go|come|zoom|back) ?(all the way|right) (back )?out\b", "zoom out fully"),
+    (r"\b(pull|go|come|zoom|back) ?(all the way|right) (back )?out\b|"
+     r"\bback out (all the way|fully|completely)\b|^all the way (back )?out\b", "zoom out fully"),
     (r"\b(further|farther|move|go|step) away\b|\bback out\b|\bzoom back( out)?\b|"
      r"\b(back|ease|pull) off\b|\bease (it )?back\b", "zoom out"),
     (r"\b(bring|put|add|get) back\b", "readd"),
@@ -2510,6 +2533,14 @@ _RETURN_NOUNS = {"model", "3d", "reconstruction", "anatomy", "ct", "scan", "scan
 def _drop_return(tokens: list[str]) -> list[str]:
     """"back to the model, zoom in again" / "back on the CT": a switch of display; "back" is
     neither a posterior view nor a zoom out there."""
+    if tokens[:3] == ["back", "to", "the"] and "," in tokens[3:7]:
+        # "back to the patient box, add the PFT": the header only names where the request
+        # goes; a field named after it says it (the header alone would show every field)
+        k = tokens.index(",", 3)
+        rest = tokens[k + 1:]
+        if set(tokens[3:k]) <= {"patient", "box", "info", "information", "sheet", "patient's"} \
+                and set(rest) & set(FIELD_WORDS):
+            return rest
     out: list[str] = []
     for i, t in enumerate(tokens):
         nxt = tokens[i + 1:i + 4]
@@ -2568,6 +2599,76 @@ _OTHER_SIDE_GLUE = {"now", "from", "the", "it", "show", "me", "view", "look", "a
                     "can", "we", "could", "i", "have", "a", "of", "instead"}
 
 
+_UNDO_FILL = {"that", "it", "this", "the", "last", "previous", "command", "change", "step",
+              "move", "one", "action", "please", "now", ",", "just", "again", "what", "i",
+              "did", "said", "you", "can", "could", "would", "we", "go", "ahead", "and",
+              "oops", "sorry", "no", "wait"}
+
+
+def is_undo(tokens: list[str]) -> bool:
+    """"undo that", "undo the last command", "scratch that", "take that back", "revert the
+    last change": the registry's undo (the state before the last command), not a new plan."""
+    words = [t for t in tokens if t != ","]
+    while words and words[0] in ("oops", "sorry", "no", "wait", "uh", "um", "please", "okay",
+                                 "ok"):
+        words = words[1:]
+    extra = _UNDO_FILL | FILLER
+    if "undo" in words:
+        return all(t in extra or t == "undo" for t in words)
+    for head in (("scratch", "that"), ("take", "that", "back"), ("revert",)):
+        if tuple(words[:len(head)]) == head:
+            return all(t in extra for t in words[len(head):])
+    return False
+
+
+_AGENT_NAMING = {"ct": "IV", "scan": "IV", "scans": "IV", "images": "IV", "viewer": "IV",
+                 "cts": "IV", "model": "AR", "3d": "AR", "anatomy": "AR", "patient": "IR",
+                 "box": "IR", "info": "IR", "information": "IR"}
+_AGENT_REPEAT_FILL = {"on", "the", "last", "move", "moves", "command", "step", "change", "that",
+                      "do", "and", "to", "in", "one", "previous", "action", "a", "please",
+                      "now", "there", "of", "with", "but"}
+
+
+def _agent_repeat(tokens: list[str]) -> tuple[str, str | None, str | None] | None:
+    """"again on the CT", "repeat the last CT move", "do the axial move again", "and once
+    more on the model": (agent, plane or None, count word or None) of a repeat that names
+    which display's last command to repeat; None otherwise."""
+    core = [t for t in tokens if t != ","]
+    if not ({"again", "repeat"} & set(core) or {"once", "more"} <= set(core)):
+        return None
+    agents = {_AGENT_NAMING[t] for t in core if t in _AGENT_NAMING}
+    planes = {PLANE_WORDS[t] for t in core if t in PLANE_WORDS}
+    if planes:
+        agents.add("IV")
+    if len(agents) != 1 or len(planes) > 1:
+        return None
+    counts = [t for t in core if t in REPEAT_COUNTS and t != "once"]
+    allowed = REPEAT_WORDS | set(REPEAT_COUNTS) | _AGENT_REPEAT_FILL | set(_AGENT_NAMING) \
+        | set(PLANE_WORDS) | FILLER
+    if not all(t in allowed for t in core) or "same" in core or len(counts) > 1:
+        return None
+    return agents.pop(), (planes.pop() if planes else None), (counts[0] if counts else None)
+
+
+_ADDITIVE = {"too", "also", "and", "as", "well", "plus"}
+
+
+def _side_one(tokens: list[str]) -> tuple[str, bool] | None:
+    """"and the right one too", "the left one": (side, added?) of a side named with "one"."""
+    core = [t for t in tokens if t not in (",", "please", "now", "the")]
+    sides = [t for t in core if t in ("left", "right")]
+    if len(sides) != 1 or "one" not in core or not set(core) <= {*sides, "one"} | _ADDITIVE:
+        return None
+    return sides[0], bool(set(core) & _ADDITIVE)
+
+
+def _readd_pronoun(tokens: list[str]) -> bool:
+    """"bring it back", "put that back please": re-adding a pronoun, nothing named."""
+    core = [t for t in tokens if t in ("it", "that", "them", "this") or t not in FILLER
+            and t not in (",", "can", "you", "could", "please", "now")]
+    return len(core) == 2 and core[0] == "readd" and core[1] in ("it", "that", "them", "this")
+
+
 def _other_side(tokens: list[str]) -> bool:
     """Is the command only "the other side" (the last view or swing, reversed)?"""
     rest = [t for t in tokens if t not in FILLER and t not in _OTHER_SIDE_GLUE]
@@ -2610,6 +2711,33 @@ class LexiconTier:
             same = self._same_for(tokens, state, memory)
         if same is not None:
             tokens = same
+        for k in range(len(tokens) - 1):
+            if tokens[k] in ("that", "this", "same") and tokens[k + 1] in ("lobe", "structure") \
+                    and not any(t in SIDES or t in LOBE_POS for t in tokens):
+                # "zoom in on that lobe": the lobe named before, like "it"
+                tokens = [*tokens[:k], "it", *tokens[k + 2:]]
+                if k and tokens[k - 1] == "the":
+                    del tokens[k - 1]
+                break
+        if memory.last_agent == "AR" and state.ar.zoom_level > 0 and "back" in tokens and \
+                set(tokens) <= {"go", "back", "once", "more", "again", "please", "now", ",",
+                                "and", "a", "bit", "step", "one"}:
+            tokens = backed = ["zoom", "out"]  # "go back" on a zoomed model: back out a level
+        else:
+            backed = None
+        swapped = None if nested else self._now_the(tokens, state, memory)
+        if swapped is not None:
+            tokens = swapped
+        swapped = swapped or backed
+        side_one = _side_one(tokens) if not nested and memory.last_agent == "AR" else None
+        if side_one is not None and self._named_before(state, memory):
+            # "and the right one too" after "show the left lung": the other lung, added
+            tokens = ["add" if side_one[1] else "show", "the", side_one[0], "lung"]
+            swapped = tokens
+        if not nested and _readd_pronoun(tokens):
+            shown = self._redisplay(state, memory)
+            if shown is not None:  # "bring it back" after "hide the CT": that display again
+                tokens = swapped = shown
         if _other_side(tokens):
             tokens = ["opposite"]  # "now from the other side": the last view or swing reversed
         side = _only_side(tokens)
@@ -2632,7 +2760,7 @@ class LexiconTier:
                 analysis.rewritten = analysis.rewritten or " ".join(tokens)
                 analysis.text, analysis.replaces = corrected, replaced
                 return analysis
-        core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps")
+        core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps", ",")
                 and t not in _APPROXIMATORS]
         nums = [t for t in core if _is_num(t) and t[0] not in "+-"]
         if "opposite" in core and len(nums) == 1 and set(core) - set(nums) <= {
@@ -2655,19 +2783,27 @@ class LexiconTier:
                 step_override = int(next(t for t in core if _is_num(t)))
                 repeat_of = prev
                 tokens = _prepare(prev)
-        reverse = False
+        reverse = small = False
         if "opposite" in core and set(core) <= {"opposite", "go", "move", "rotate", "turn",
-                                                 "swing", "spin", "now", "please"}:
+                                                 "swing", "spin", "now", "please", "back",
+                                                 "same", "distance", "amount"}:
             prev = self._last_real(memory)
             if prev is not None:  # "now the other way"
                 reverse, repeat_of = True, prev
                 tokens = _prepare(prev)
+        named_repeat = _agent_repeat(tokens) if repeat_of is None else None
+        if named_repeat is not None:
+            prev = self._last_real_for(memory, named_repeat[0], named_repeat[1])
+            if prev is not None:  # "again on the CT" after a model command
+                return Analysis(corrected, self.analyse(prev, state, memory).clauses, prev,
+                                None, False, _times_of(named_repeat[2]))
         times = _repeat_times(tokens) if repeat_of is None else None
         if tokens and repeat_of is None and (_is_repeat(tokens) or times):
             prev = self._last_real(memory)
             if prev is None:
                 return Analysis(corrected, [], None)  # nothing to repeat
             repeat_of = prev
+            small = bool({"bit", "little", "slightly", "touch", "tad"} & set(tokens))
             tokens = _prepare(prev)
         request = _complaint_request(tokens) if repeat_of is None else None
         if request is not None:
@@ -2699,10 +2835,10 @@ class LexiconTier:
                 rc.agent, rc.source = nxt.agent, "lookahead"
         rewritten = " ".join(tokens) if repeat_of is None and tokens != own and (
             turn is not None or side is not None or request is not None or fixed is not None
-            or same is not None or remark_cut or aside_cut) \
+            or same is not None or remark_cut or aside_cut or swapped is not None) \
             else None
         return Analysis(corrected, routed, repeat_of, step_override, reverse,
-                        _times_of(times), statement, rewritten=rewritten)
+                        _times_of(times), statement, rewritten=rewritten, small=small)
 
     def _same_side(self, tokens: list[str], state: ConsoleState, memory: Memory
                    ) -> list[str] | None:
@@ -2802,6 +2938,13 @@ class LexiconTier:
         ref = self.decide(" ".join(base), state, memory)
         if ref is None or not ref.steps:
             return None
+        planes = [PLANE_WORDS[t] for t in post if t in PLANE_WORDS]
+        if len(ref.steps) == 1 and ref.steps[0].action_id == "IV.SHOW_MOVE" and \
+                len(ref.steps[0].params) == 1 and len(planes) == 1 and \
+                set(post) <= {"the", "a", "slice", "plane", "view", *PLANE_WORDS}:
+            (v,) = ref.steps[0].params.values()
+            if isinstance(v, str) and v[:1] in "+-":  # "right 15", "same for the coronal"
+                return [planes[0], v]
         ref_ids = [s.action_id for s in ref.steps]
         ref_size = _plan_size(ref.steps)
         best: tuple[float, list[str]] | None = None
@@ -2815,8 +2958,9 @@ class LexiconTier:
                 d = self.decide(" ".join(cand), state, memory)
                 if d is None or not d.steps or d.confidence < self.accept or \
                         [s.action_id for s in d.steps] != ref_ids or _same_steps(d.steps,
-                                                                                 ref.steps):
-                    continue
+                                                                                 ref.steps) \
+                        or _move_kinds(d.steps) != _move_kinds(ref.steps):
+                    continue  # ("right 15" → "coronal 15" would turn a step into a slice)
                 score = d.confidence - 0.1 * abs(_plan_size(d.steps) - ref_size) \
                     - 0.01 * len(span) + (0.05 if _kinds(span) == _kinds(post) else 0.0)
                 if best is None or score > best[0]:
@@ -2850,6 +2994,71 @@ class LexiconTier:
             elif st.action_id == "AR.ZOOM_IN" and st.params.get("target"):
                 named.extend(_expand([st.params["target"]]))
         return sorted(dict.fromkeys(named)) or None
+
+    def _last_steps(self, state: ConsoleState, memory: Memory) -> list[Step]:
+        """The plan of the previous command, read against the memory it had."""
+        if not memory.recent:
+            return []
+        prev = memory.reading_of(memory.recent[-1])
+        before = Memory(memory.last_agent, memory.recent[:-1], readings=dict(memory.readings),
+                        agents=dict(memory.agents))
+        return list(self.decide_from(self.analyse(prev, state, before), state, before).steps)
+
+    def _now_the(self, tokens: list[str], state: ConsoleState, memory: Memory
+                 ) -> list[str] | None:
+        """"now the RLL" after "zoom to the RML", "now the left" after "show the right
+        view", "now the axial" after "coronal minus 20" in the small views: the previous
+        command again on the newly named object (in the zoom view a plane named alone makes
+        it the main view instead, see the IV rules)."""
+        if not tokens or tokens[0] not in ("now", "and") or "now" not in tokens[:2]:
+            return None
+        obj = [t for t in tokens if t not in ("now", "and", "the", "one", ",", "please",
+                                               "lobe", "view", "side")]
+        if not obj or len(obj) > 3:
+            return None
+        steps = self._last_steps(state, memory)
+        if len(steps) != 1:
+            return None
+        st = steps[0]
+        if st.action_id == "AR.ZOOM_IN" and st.params.get("target") and all(
+                t in STRUCT_WORDS or t in SIDES or t in LOBE_POS for t in obj) and (
+                len(obj) == 1 and obj[0] in STRUCT_WORDS or len(obj) >= 2):
+            return ["zoom", "in", "on", "the", *obj, *(["lobe"] if len(obj) >= 2 else [])]
+        if st.action_id == "AR.SHOW" and set(st.params) == {"view"} and len(obj) == 1 and \
+                obj[0] in AR_VIEW_WORDS:
+            return ["show", "the", obj[0], "view"]
+        # In the zoom view a plane named alone is the main view to show, unless the command
+        # before already carried a move over to another plane ("left 20", "same for the
+        # coronal", "now the axial": the pattern goes on).
+        prev_words = set(tokens_of(memory.recent[-1])) if memory.recent else set()
+        pattern = bool(prev_words & (_SAME_WORDS | {"now"}))
+        if st.action_id == "IV.SHOW_MOVE" and (state.iv.mode == "small_views" or pattern) and \
+                len(obj) == 1 and obj[0] in PLANE_WORDS:
+            rel = [v for v in st.params.values() if isinstance(v, str) and v[:1] in "+-"]
+            if len(st.params) == 1 and len(rel) == 1:
+                return [obj[0], rel[0]]
+        return None
+
+    def _redisplay(self, state: ConsoleState, memory: Memory) -> list[str] | None:
+        """"bring it back" right after a whole display was hidden: show that display."""
+        steps = self._last_steps(state, memory)
+        if len(steps) != 1:
+            return None
+        return {"IV.REMOVE": ["show", "the", "ct"], "IR.HIDE": ["show", "the", "patient", "box"],
+                "AR.REMOVE": ["show", "the", "model"]}.get(steps[0].action_id)
+
+    def _last_real_for(self, memory: Memory, agent: str, plane: str | None) -> str | None:
+        """The latest remembered command that ended on ``agent`` (and, with ``plane``, named
+        that plane), as the plan that ran."""
+        for text in reversed(memory.recent):
+            if memory.agents.get(text) != agent:
+                continue
+            reading = memory.reading_of(text)
+            if plane is not None and plane not in {PLANE_WORDS.get(t) for t in tokens_of(
+                    canonical(reading))}:
+                continue
+            return reading
+        return None
 
     def _last_real(self, memory: Memory) -> str | None:
         for text in reversed(memory.recent):
@@ -2968,6 +3177,8 @@ class LexiconTier:
             steps = _with_step(steps, analysis.step_override)
             if not steps:
                 leftovers.append(str(analysis.step_override))
+        if analysis.small and analysis.step_override is None:
+            steps = _with_step(steps, IV_DEFAULT_STEP) or steps
         if analysis.times > 1:
             steps = _times_over(steps, analysis.times)
         if analysis.replaces:
@@ -3061,6 +3272,13 @@ def _reversed(steps: list[Step]) -> list[Step]:
             isinstance(v, str) and v[:1] in "+-" for v in s.params.values()):
         return [Step("IV.SHOW_MOVE", {p: _rel(-int(v)) for p, v in s.params.items()})]
     return []
+
+
+def _move_kinds(steps: Sequence[Step]) -> list[list[bool]]:
+    """Per CT move, which of its values are relative steps (the rest are slice targets)."""
+    return [sorted(isinstance(v, str) and v[:1] in "+-" for k, v in st.params.items()
+                   if k in ("axial", "coronal", "sagittal"))
+            for st in steps if st.action_id == "IV.SHOW_MOVE"]
 
 
 def _made_up(steps: list[Step], before: list[Step]) -> list[Step]:

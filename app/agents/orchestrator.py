@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.agents.decision import Decision, Memory
-from app.core.registry import Actor, CommandRegistry, CommandResult
+from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import CaseContext, ConsoleState
 
 log = logging.getLogger(__name__)
@@ -183,6 +183,8 @@ class Orchestrator:
                     "diagnostics": {"unsure_hearing": unsure}}
         stages["route"] = {"agent": decision.agent, "ms": round(sm.get("route", 0.0), 2)}
         flow.append("route")
+        if decision.undo:
+            return self._undo(decision, interp.corrected, stages, flow)
         return self._dispatch(decision, interp.corrected, stages, flow,
                               decide_ms=round(sm.get("decide", 0.0), 2), invalid_cycles=0)
 
@@ -219,6 +221,33 @@ class Orchestrator:
         stages["decide"] = {"actions": [], "ms": 0.0}
         return {"tier": "memory", "flow": [*flow, "route", prev, "end"], "invalid_cycles": 0,
                 "reply": Reply(True, f"Still on {_AGENT_NAMES.get(prev, prev)}.")}
+
+    def _undo(self, decision: Decision, corrected: str, stages: dict[str, Any],
+              flow: list[str]) -> dict[str, Any]:
+        """"undo that": the registry restores the state before its last command (the same
+        undo as the touch panel's, with its role check and audit record)."""
+        t0 = time.perf_counter()
+        result = self.registry.undo(self.actor)
+        undone = [f"{s.action_id}" for s in result.steps]
+        stages["decide"] = {"actions": [], "ms": 0.0, "apply_ms": _ms(t0), "undone": undone}
+        agent = result.steps[-1].action_id.split(".", 1)[0] if result.steps else decision.agent
+        stages["route"]["agent"] = agent
+        record: dict[str, Any] = {"tier": decision.tier,
+                                  "flow": [*flow, *([agent] if agent else []), "end"],
+                                  "invalid_cycles": 0}
+        if not result.ok:
+            stages["decide"]["error"] = result.message
+            record["reply"] = Reply(False, result.message)
+            return record
+        self.memory.remember("", agent)  # not itself a command to repeat
+        from app.agents.lexicon import plan_phrase
+
+        # the trace form spells parameters as spoken ("+30"), not as registry values
+        plain = [Step(f"{a['agent']}.{a['action']}", a.get("params") or {})
+                 for a in result.actions()]
+        what = plan_phrase(plain) or "the last command"
+        record["reply"] = Reply(True, f"Undone: {what}.")
+        return record
 
     def _dispatch(self, decision: Decision, corrected: str, stages: dict[str, Any],
                   flow: list[str], decide_ms: float, invalid_cycles: int) -> dict[str, Any]:
