@@ -201,3 +201,24 @@ def test_go_back_on_a_zoomed_model_zooms_out(con: Console) -> None:
 def test_go_back_on_the_ct_is_still_a_step_back(con: Console) -> None:
     acts = con.say_after(["show the CT"], "go back")
     assert acts == [("IV.SHOW_MOVE", {"coronal": "-10"})], acts
+
+
+# ------------------------------------------------------------------ heard on the dev audio
+@pytest.mark.parametrize("text", ["Re-track the right upper lobe.", "retrack the RUL",
+                                  "What's the function setting?", "check the pump settings"])
+def test_misheard_or_talk_stays_out_of_scope(con: Console, text: str) -> None:
+    it = con.interp.interpret(text, con.state, con.memory)
+    assert not it.valid, it.decision
+
+
+@pytest.mark.parametrize("text", ["mediastinal window settings please",
+                                  "change the window settings to bone", "lung window preset"])
+def test_window_settings_stay_in_scope(con: Console, text: str) -> None:
+    con.say("show the CT")
+    it = con.interp.interpret(text, con.state, con.memory)
+    assert "out of scope" not in it.decision.reason.lower(), it.decision.reason
+
+
+def test_mediastinal_window_settings_read(con: Console) -> None:
+    acts = con.say_after(["show the CT"], "mediastinal window settings please")
+    assert acts and acts[0][1].get("window") == "mediastinum", acts

@@ -940,6 +940,10 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"(pull|push|lift|hold|tug|pinch|squeeze|compress|manipulate) (the|that|this|it) "
      r"(\w+ ){0,2}(lung|lobe|bronchus|bronchi|nodule|tumor|trachea)",
      "surgical actions are the surgeon's, not the console's"),
+    # "what's the function setting?" (heard for "suction setting"): a device's setting; the
+    # console's own presets are windows ("bone settings", "lung window setting" are rescued)
+    (r"(?<!window )(?<!bone )(?<!preset )settings?",
+     "device settings are not controlled here"),
     (r"insufflat\w*|pneumoperitoneum|co2|gas flow|flow rate|deflat\w*|inflat\w*|ventilat\w*|"
      r"intubat\w*|tidal volume|peep|smoke evacuat\w*",
      "insufflation and ventilation are not controlled here"),
@@ -1003,7 +1007,8 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
 _OOS_RE = [(re.compile(rf"\b(?:{pat})\b"), why) for pat, why in _OUT_OF_SCOPE]
 # Phrases of ours that contain an out-of-scope word ("bone window", "lung volume").
 _RESCUE = re.compile(
-    r"\b(bone|soft tissue|mediastin\w*) (window|preset|setting)|\bpage (up|down)\b|"
+    r"\b(bone|soft tissue|mediastin\w*|lung) (window|preset|setting)s?( settings?| presets?)?|"
+    r"\bwindow(ing)? (settings?|presets?)|\bpage (up|down)\b|"
     r"\bcall (it |them |\w+ |the \w+ )?up\b|"
     r"\b(lung|tumou?r|nodule|ct) volume|\b(keep|stop|start) moving|\bmoving (the|to)\b|"
     r"\bstop the (rotation|spinning)|\bport(s)? view\b|"
@@ -1068,9 +1073,18 @@ def _aside(text: str, at: int) -> bool:
 # one's sound is shared by too many ordinary words.
 _OOS_SOUND_WORDS = ("staple", "stapler", "stapling", "suction", "cautery", "irrigation",
                     "irrigate", "insufflation", "retractor", "trocar", "forceps", "grasper",
-                    "scissors", "suture", "specimen", "cartridge", "sealer")
+                    "scissors", "suture", "specimen", "cartridge", "sealer", "retract",
+                    "retracting", "dissect", "ligate", "cauterize", "suturing")
 _OOS_SOUNDS = {jellyfish.metaphone(w): w for w in _OOS_SOUND_WORDS}
 _WORD_RE = re.compile(r"[a-z]{5,}")
+_RE_SPLIT = re.compile(r"\bre[- ]([a-z]{3,})")  # "re-track" / "re track": one word said
+
+
+def _near_oos_word(w: str) -> str | None:
+    """An OR-device word ``w`` is a near-spelling of (same first letter, ≥ 85 similar, e.g.
+    "retrack" for "retract"), when their sounds differ only at the end."""
+    best = max(_OOS_SOUND_WORDS, key=lambda o: fuzz.ratio(w, o))
+    return best if best[0] == w[0] and fuzz.ratio(w, best) >= 85 else None
 
 
 def _oos_sound_alikes(text: str, known: frozenset[str] | set[str]) -> str:
@@ -1082,9 +1096,17 @@ def _oos_sound_alikes(text: str, known: frozenset[str] | set[str]) -> str:
         hit = _OOS_SOUNDS.get(jellyfish.metaphone(w))
         # spelled alike too: "story" sounds like "suture" to metaphone (S-T-R) but is a word
         ok = hit is not None and hit[0] == w[0] and fuzz.ratio(w, hit) >= 60
+        if not ok:
+            hit = _near_oos_word(w)
+            ok = hit is not None
         return hit if ok and hit is not None else w
 
-    return _WORD_RE.sub(sub, text)
+    def joined(m: re.Match[str]) -> str:
+        w = "re" + m.group(1)
+        hit = _OOS_SOUNDS.get(jellyfish.metaphone(w)) or _near_oos_word(w)
+        return hit if hit is not None else m.group(0)
+
+    return _WORD_RE.sub(sub, _RE_SPLIT.sub(joined, text))
 
 
 def validate(text: str, extra_fields: Iterable[str] = (),
