@@ -948,7 +948,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"intubat\w*|tidal volume|peep|smoke evacuat\w*",
      "insufflation and ventilation are not controlled here"),
     (r"vital signs?|vitals|blood pressure|heart rate|pulse|saturation|spo2|sats|oxygen|"
-     r"temperature|ecg|ekg|respiratory rate|end tidal|etco2|urine output|map|cvp|"
+     r"temperature|ecg|ekg|respiratory rate|end tidal|end title|etco2|urine output|map|cvp|"
      r"arterial line|a line",
      "the console does not show vital signs"),
     (r"anesthe\w*|anaesthe\w*|sedat\w*|propofol|paraly\w*|muscle relax\w*|bupivacaine|"

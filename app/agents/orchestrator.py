@@ -122,6 +122,8 @@ class Orchestrator:
         stages: dict[str, Any] = {}
         if stt is not None:
             stages["stt"] = {"text": stt.get("text", text), "ms": stt.get("ms", 0)}
+            if stt.get("second"):  # a second model was asked (app.voice.stt.second_opinion)
+                stages["stt"]["second"] = stt["second"]
         try:
             if self.strategy == "visa":
                 record = self._run_visa(text, stages, flow, alternatives)

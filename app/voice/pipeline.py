@@ -732,6 +732,8 @@ class VoicePipeline:
                 return
         self._phase = "wait_wake"
         self._set_listening(ListeningState.THINKING, run)
+        if command.strip():
+            tr, command = self._second_opinion(stt_audio, tr, command, run)
         self._intent(run, command, tr, ev, t_endpoint, wav, ready)
 
     def _finish_rejected(self, run: RunLog, outcome: str, phase: str) -> None:
@@ -741,6 +743,32 @@ class VoicePipeline:
             self._chime("error")
         self._set_listening(ListeningState.IDLE, run)
         self._end_run(run, outcome)
+
+    def _second_opinion(self, audio: np.ndarray | None, tr: Any, command: str, run: RunLog
+                        ) -> tuple[Any, str]:
+        """A command (never chatter: the wake word was heard, or a command was awaited) that
+        tiny Whisper heard doubtfully goes to the second model (``WhisperSTT.second_opinion``);
+        its hearing, when taken, replaces the command. A failure keeps the first hearing."""
+        ask = getattr(self.stt, "second_opinion", None)
+        if ask is None or audio is None or tr is None:
+            return tr, command
+        try:
+            tr2 = ask(audio, tr)
+        except Exception:  # a failed second look never costs the command
+            log.exception("second-opinion transcription failed")
+            return tr, command
+        info = getattr(tr2, "second", None)
+        if not info or not info.get("taken"):
+            return tr2, command
+        text = (tr2.text or "").strip()
+        new = self.wake.strip_wake(text) if self.wake.match(text).detected else text
+        if not new.strip():
+            return tr, command
+        run.transcript = text
+        self._emit(EventType.STT_END, {"text": text, "raw_text": getattr(tr2, "raw_text", text),
+                                       "ms": tr2.ms, "dropped": list(getattr(tr2, "dropped", [])),
+                                       "second": dict(info)}, run)
+        return tr2, new
 
     def _rescue_wake(self, audio: np.ndarray | None) -> str | None:
         """The verifier's second look at an utterance with no wake word in its transcript
@@ -771,6 +799,8 @@ class VoicePipeline:
             stt_info = {"text": command, "ms": tr.ms, "audio": wav or self._clip_path,
                         "raw_text": getattr(tr, "raw_text", command),
                         "logprob": getattr(tr, "logprob", None)}
+            if getattr(tr, "second", None):
+                stt_info["second"] = dict(tr.second)
         t0 = time.perf_counter()
         try:
             record = self._call_handler(command, stt_info) or {}

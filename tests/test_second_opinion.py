@@ -1,0 +1,122 @@
+"""The second-opinion STT (``WhisperSTT.second_opinion``): when tiny Whisper hears a command
+as something not wholly console words, a second model is asked and its hearing is kept only
+when it reads as more of a command — never out of scope, never a wake word the first did not
+hear — and the live pipeline asks it only about commands, never about chatter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from app.voice.pipeline import VoicePipeline
+from app.voice.stt import SttConfig, Transcript, WhisperSTT
+from app.voice.vad import VadSegmenter
+from tests.test_voice_units import EnergyVad, FakeHandler, ScriptedSTT, utterances
+
+AUDIO = np.zeros(16000, dtype=np.float32)
+
+
+class Scorer:
+    """Console words: show, the, ct, zoom, in, out, davinci; 'stapler' pins (out of scope)."""
+    words = {"show", "the", "ct", "zoom", "in", "out", "davinci"}
+
+    def coverage(self, text: str) -> float:
+        toks = [t.strip(".,?!").lower() for t in text.split()]
+        return sum(t in self.words for t in toks) / max(1, len(toks))
+
+    def pinned(self, text: str) -> bool:
+        return "stapler" in text.lower()
+
+    def variants(self, text: str) -> list[str]:
+        return []
+
+
+class Second:
+    def __init__(self, text: str) -> None:
+        self.text, self.calls = text, 0
+
+    def transcribe(self, audio: Any) -> Transcript:
+        self.calls += 1
+        return Transcript(self.text, ms=300.0, model="base")
+
+
+def stt_with(second_text: str, **cfg: Any) -> tuple[WhisperSTT, Second]:
+    stt = WhisperSTT(SttConfig(**cfg), lock=None, scorer=Scorer())
+    second = Second(second_text)
+    stt._second = second  # type: ignore[assignment]
+    return stt, second
+
+
+def first(text: str, dropped: list[str] | None = None) -> Transcript:
+    return Transcript(text, ms=100.0, model="tiny.en", dropped=dropped or [])
+
+
+def test_taken_when_it_reads_as_more_of_a_command() -> None:
+    stt, second = stt_with("Show the CT.")
+    tr = stt.second_opinion(AUDIO, first("Show the city."))
+    assert tr.text == "Show the CT." and tr.model == "base" and second.calls == 1
+    assert tr.second == {"model": "base", "text": "Show the CT.", "taken": True,
+                         "first_text": "Show the city.", "first_model": "tiny.en", "ms": 300.0}
+    assert tr.ms == 400.0 and tr.to_dict()["second"]["taken"] is True
+
+
+def test_not_asked_when_the_first_hearing_is_all_console_words_or_out_of_scope() -> None:
+    for text in ("Zoom in.", "Hand me the stapler."):
+        stt, second = stt_with("Show the CT.")
+        tr = stt.second_opinion(AUDIO, first(text))
+        assert tr.text == text and second.calls == 0 and tr.second is None
+
+
+def test_kept_first_when_the_second_covers_no_more_is_out_of_scope_or_adds_a_wake() -> None:
+    for other in ("Show the city.", "Zoom in on the stapler.", "Davinci, zoom in."):
+        stt, second = stt_with(other)
+        tr = stt.second_opinion(AUDIO, first("Show the city."))
+        assert tr.text == "Show the city." and second.calls == 1, other
+        assert tr.second is not None and tr.second["taken"] is False
+
+
+def test_an_empty_first_hearing_may_be_replaced_but_not_a_too_short_clip() -> None:
+    stt, second = stt_with("Zoom out.")
+    assert stt.second_opinion(AUDIO, first("", ["low-confidence"])).text == "Zoom out."
+    stt, second = stt_with("Zoom out.")
+    assert stt.second_opinion(AUDIO, first("", ["too-short"])).text == ""
+    assert second.calls == 0
+
+
+def test_off_by_configuration_and_after_a_failed_load() -> None:
+    stt, second = stt_with("Show the CT.", second_model=None)
+    assert stt.second_opinion(AUDIO, first("Show the city.")).text == "Show the city."
+    assert second.calls == 0
+    broken = WhisperSTT(SttConfig(second_model="no-such-model"), lock=None, scorer=Scorer())
+    assert broken.second_opinion(AUDIO, first("Show the city.")).text == "Show the city."
+    assert broken._second_failed  # said once, not tried again per command
+
+
+class TwoOpinionSTT(ScriptedSTT):
+    """Tiny's hearing scripted; the second opinion replaces 'city' with 'CT'."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(texts)
+        self.asked: list[str] = []
+
+    def second_opinion(self, audio: Any, tr: Transcript) -> Transcript:
+        self.asked.append(tr.text)
+        text = tr.text.replace("city", "CT")
+        if text == tr.text:
+            return tr
+        out = Transcript(text, ms=tr.ms + 2.0, raw_text=text, model="base")
+        out.second = {"model": "base", "text": text, "taken": True, "first_text": tr.text}
+        return out
+
+
+def test_pipeline_asks_about_commands_only_and_passes_the_second_hearing_on() -> None:
+    stt = TwoOpinionSTT(["Nice weather in the city today.", "Davinci, show the city."])
+    handler = FakeHandler()
+    p = VoicePipeline(handler, stt=stt, vad=VadSegmenter(EnergyVad()), mode="synthesized")
+    runs = p.run([utterances(1.0, 1.0)])
+    assert stt.asked == ["Davinci, show the city."]  # the chatter was never sent to it
+    assert [c[0] for c in handler.calls] == ["show the CT."]
+    assert handler.calls[0][1]["second"]["taken"] is True
+    ends = [e for e in runs[-1].events if e.type == "stt-end"]
+    assert ends[-1].data["second"]["first_text"] == "Davinci, show the city."
