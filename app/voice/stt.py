@@ -555,6 +555,23 @@ class WhisperSTT:
             tr.first_raw_text = first_raw
         return tr
 
+    def second_stt(self) -> WhisperSTT | None:
+        """The second model (``config.second_model``), loaded on first use; None when it is
+        off or could not be loaded (then said once in the log, not per command)."""
+        cfg = self.config
+        if not cfg.second_model or self._second_failed:
+            return None
+        if self._second is None:
+            try:
+                self._second = WhisperSTT(replace(cfg, model=cfg.second_model,
+                                                  second_model=None),
+                                          lock=self.lock, scorer=self.scorer).load()
+            except SttUnavailable as exc:
+                log.warning("second-opinion STT off: %s", exc)
+                self._second_failed = True
+                return None
+        return self._second
+
     def second_opinion(self, audio: np.ndarray | str | Path, first: Transcript) -> Transcript:
         """Ask the second model (``config.second_model``) about a command tiny Whisper heard
         as something not wholly made of console words, and keep the hearing that reads as more
@@ -577,17 +594,10 @@ class WhisperSTT:
         cov = scorer.coverage(text) if text else 0.0
         if text and (cov >= 1.0 or scorer.pinned(text)):
             return first
-        if self._second is None:
-            try:
-                self._second = WhisperSTT(replace(cfg, model=cfg.second_model,
-                                                  second_model=None),
-                                          lock=self.lock, scorer=scorer).load()
-            except SttUnavailable as exc:
-                # Not installed or broken: tiny alone, as before (said once, not per command).
-                log.warning("second-opinion STT off: %s", exc)
-                self._second_failed = True
-                return first
-        other = self._second.transcribe(audio)
+        second = self.second_stt()
+        if second is None:
+            return first
+        other = second.transcribe(audio)
         t2 = other.text or ""
         taken = bool(t2) and not scorer.pinned(t2) and \
             _starts_with_wake(t2) == _starts_with_wake(text) and scorer.coverage(t2) > cov
