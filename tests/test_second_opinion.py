@@ -120,3 +120,10 @@ def test_pipeline_asks_about_commands_only_and_passes_the_second_hearing_on() ->
     assert handler.calls[0][1]["second"]["taken"] is True
     ends = [e for e in runs[-1].events if e.type == "stt-end"]
     assert ends[-1].data["second"]["first_text"] == "Davinci, show the city."
+
+
+def test_no_second_opinion_from_the_same_model() -> None:
+    stt, second = stt_with("Show the CT.", model="base", second_model="base")
+    stt._second = None  # nothing preloaded: the accessor decides
+    assert stt.second_stt() is None
+    assert stt.second_opinion(AUDIO, first("Show the city.")).text == "Show the city."

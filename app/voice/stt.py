@@ -559,8 +559,9 @@ class WhisperSTT:
         """The second model (``config.second_model``), loaded on first use; None when it is
         off or could not be loaded (then said once in the log, not per command)."""
         cfg = self.config
-        if not cfg.second_model or self._second_failed:
-            return None
+        if not cfg.second_model or self._second_failed or \
+                resolve_model_id(cfg.second_model) == resolve_model_id(cfg.model):
+            return None  # off, broken, or the same model again (base chosen as the first)
         if self._second is None:
             try:
                 self._second = WhisperSTT(replace(cfg, model=cfg.second_model,
