@@ -1435,8 +1435,9 @@ def test_colloquial_phrasings(setup, text, expected):
 
 def test_a_plane_given_a_direction_keeps_it_when_the_next_plane_is_named(con):
     con.say("show the ct")
+    # two planes in one request are two moves in spoken order (datasets/README.md, rule 8)
     assert con.say("move the axial up and the coronal back") == [
-        ("IV.SHOW_MOVE", {"axial": "+10", "coronal": "-10"})]
+        ("IV.SHOW_MOVE", {"axial": "+10"}), ("IV.SHOW_MOVE", {"coronal": "-10"})]
     assert con.snap["iv"]["pos"] == {"axial": 74, "coronal": 246, "sagittal": 256}
 
 

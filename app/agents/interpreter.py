@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical, is_undo
@@ -89,6 +90,9 @@ class FastInterpreter:
         normalized = normalize(text or "")
         t1 = time.perf_counter()
         fixed = correct(normalized, self.words, VOCABULARY)
+        again = self.lexicon.context_rewrite(fixed.text, memory)
+        if again is not None:
+            fixed = replace(fixed, text=again)
         t2 = time.perf_counter()
         validity = validate(fixed.text, self.extra_fields, VOCABULARY, canonical(fixed.text))
         t3 = time.perf_counter()
@@ -171,6 +175,10 @@ class FastInterpreter:
 def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:
     """Plan ``a`` is plan ``b`` with more said: the same actions, every parameter of ``b``
     in ``a`` with the same value or a larger list, and something more."""
+    if len(a) > len(b) and b and all(
+            any(sa.action_id == sb.action_id and _params_within(sb.params, sa.params)
+                for sa in a) for sb in b):
+        return True  # "left 20 and up 10": two moves read, one kept by the other tier
     if [s.action_id for s in a] != [s.action_id for s in b]:
         return False
     more = False
@@ -187,6 +195,10 @@ def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:
                 return False
         more = more or bool(set(pa) - set(pb))
     return more
+
+
+def _params_within(small: Any, big: Any) -> bool:
+    return all(k in dict(big) and dict(big)[k] == v for k, v in dict(small).items())
 
 
 def apply(interp: Interpretation, registry: CommandRegistry, actor: Actor | None = None,

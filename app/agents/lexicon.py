@@ -116,7 +116,7 @@ AR_VIEW_WORDS = {
 }
 ROTATE_VERBS = {"rotate", "rotation", "rotating", "rotated", "spin", "spinning", "swing",
                 "swivel", "revolve", "twist", "orbit", "turn", "turning", "roll", "tilt", "tip",
-                "pivot", "twirl", "whirl"}
+                "pivot", "twirl", "whirl", "rock"}
 ROTATE_DIRS = {
     "left": "left", "right": "right", "up": "up", "down": "down", "upward": "up",
     "upwards": "up", "downward": "down", "downwards": "down", "horizontal": "horizontal",
@@ -444,7 +444,11 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         prev_core = [t for t in prev.toks if t not in FILLER]
         repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
             core[0] in DIRECTIONS and _only_directions(prev.toks) and sep not in SEQ_SEPARATORS
-        if bare_nums or repeated:
+        # "axial, twenty down": a plane said alone names the plane of the move after it
+        plane_only = len(prev_core) == 1 and prev_core[0] in PLANE_WORDS and sep == "," and \
+            bool(core) and all(t in DIRECTIONS or _is_num(t) or t in FILLER or t in
+                               ("by", "slices", "steps", "more", "please") for t in core)
+        if bare_nums or repeated or plane_only:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
         if not head:
@@ -1079,6 +1083,14 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.iv_plane = list(moves)[-1]
     if ctx.iv_mode is None:
         ctx.iv_mode = "small_views" if ctx.state.iv.mode == "none" else ctx.state.iv.mode
+    said = [t for t in c.toks if t in DIRECTIONS]
+    if not window and len(moves) > 1 and c.has("and") and all(
+            isinstance(v, str) and v[:1] in "+-" for v in moves.values()) and \
+            len({DIRECTIONS[t][0] for t in said}) == len(moves):
+        # "move left twenty and up ten": two moves, in the order said (the last one said is
+        # the plane the zoom view shows)
+        order = list(dict.fromkeys(DIRECTIONS[t][0] for t in said))
+        return [Step("IV.SHOW_MOVE", {p: moves[p]}) for p in order if p in moves]
     return [Step("IV.SHOW_MOVE", params)]
 
 
@@ -1216,6 +1228,21 @@ _TARGET_PREPS = frozenset({"on", "onto", "into", "to", "toward", "towards", "at"
 # Verbs that with the particle "in" put a structure onto the model beside what is shown
 # ("put the airway in", "pop the nodules back in", "throw in the RML").
 _PUT_IN_VERBS = {"put", "pop", "stick", "throw", "slot", "bung", "chuck", "bring", "readd"}
+
+
+def _on_shown_side(keys: list[str], c: Clause, state: ConsoleState) -> list[str]:
+    """"the lower lobe" with no side said, while the model shows the lobes of one lung only:
+    that lung's lower lobe (both lower lobes otherwise)."""
+    pair = {k.split("_", 1)[1] for k in keys if k.startswith(("left_", "right_"))}
+    if len(keys) != 2 or len(pair) != 1 or {k.split("_", 1)[0] for k in keys} != {
+            "left", "right"} or any(t in SIDES for t in c.toks) or \
+            c.has("lobes", "both", "all") or not state.ar.visible:
+        return keys
+    sides = {k.split("_", 1)[0] for k in state.ar.structures if k.endswith("_lobe")}
+    if len(sides) != 1:
+        return keys
+    (shown,) = sides
+    return [k for k in keys if k.startswith(shown + "_")]
 
 
 def _put_in(c: Clause) -> bool:
@@ -1443,7 +1470,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         spared = _ar_hide_except(c, tumor_lobes)
         if spared is not None:
             return spared
-        keys = ar_structures(c, tumor_lobes)
+        keys = _on_shown_side(ar_structures(c, tumor_lobes), c, ctx.state)
         prior = None if keys else _prior_referent(c, ctx)
         if prior:  # "hide the airway", "bring it back", "hide it again": the airway
             return [Step("AR.SHOW", {"structures": prior, "op": "remove"})]
@@ -1472,7 +1499,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
             if pos:
                 return [Step("AR.SHOW", {"structures": [k for k in pos if k not in neg]})]
             return [Step("AR.SHOW", {"structures": neg, "op": "remove"})]
-    keys = ar_structures(c, tumor_lobes)
+    keys = _on_shown_side(ar_structures(c, tumor_lobes), c, ctx.state)
     view = _ar_view(c)
     side = _side_of_whole(c)
     if side is not None:
@@ -1494,7 +1521,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         question = (c.has("where", "which") or bool(c.toks) and c.toks[0] in ("is", "are")
                     or any(c.find_phrase(q) >= 0 for q in (
             ("is", "there"), ("are", "there"), ("do", "we", "see"), ("can", "you", "see"),
-            ("do", "you", "see")))) and not c.has("show", "display")
+            ("do", "you", "see"))) or c.has("how", "what") and c.has("does", "do")
+            and c.has("look", "run", "runs", "go", "goes", "sit", "sits", "lie", "lies")) \
+            and not c.has("show", "display")
         # "show the model and the airway": the model as it is, plus the airway
         with_model = c.has("model", "3d", "anatomy", "reconstruction") and c.has("and", "with")
         if (add or question or with_model) and not only:
@@ -1819,6 +1848,31 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bfull screen\b|\bfull size\b|\bwhole screen\b", "fullscreen"),
     (r"\bblow (it |this |that )?up\b", "enlarge"),
     (r"\bclose up\b|\bcloser look\b", "closer"),
+    # camera talk: "tighter" is closer; "fully out" / "step back out" zoom out
+    (r"^(a bit |a little |go |get )?tighter\b", "zoom in"),
+    (r"\b(get|go|come|move) (a bit |a little )?nearer( to)?\b|\bnearer to\b", "zoom in on"),
+    (r"^(all the way|fully|completely) out\b", "zoom out fully"),
+    (r"\bstep (back )?out\b", "zoom out"),
+    # "that's enough spinning": stop turning; "kind enough to" is only politeness
+    (r"\b(that is|that's|thats|ok|okay) enough (spinning|rotating|rotation|turning|of that "
+     r"spinning|of the spinning)\b|\benough (spinning|rotating|rotation|turning)\b",
+     "stop rotating"),
+    (r"\b(kind|good) enough to\b", "please"),
+    # "could it go round once": one full turn
+    (r"\b(it|model) (go|spin|swing) (all the way )?(a)?round( once| one time| fully)?\b"
+     r"(?! (vertically|horizontally|up|down|left|right|to))", "\\1 rotate horizontally"),
+    # "restore that lobe": put back the lobe just taken away
+    (r"\brestore (that|this|the last) (lobe|structure)\b", "readd it"),
+    # "what are we taking out today": the operation
+    (r"\bwhat (are|is) (we|she|he) (taking out|removing|doing|having( done)?|operating on)"
+     r"( today| here| now)?\b", "what is the operation name"),
+    (r"\bwhat('s| has| is|s) (she|he|the patient) got\b", "what is the diagnosis"),
+    # "heart or lung history": her medical history, not the 3D model's heart
+    (r"\b(heart|cardiac|lung|pulmonary|cardiopulmonary)( or (heart|lung|cardiac|pulmonary))? "
+     r"(history|problems|disease|conditions)\b", "medical history"),
+    # "the slice above": the next slice up (axial)
+    (r"\b(the )?(slice|one|image) above( that| it| this)?\b", "up"),
+    (r"\b(the )?(slice|one|image) below( that| it| this)?\b", "down"),
     # the three-view layout in any display noun ("the three small pictures", "3 panes")
     (r"\b(all )?(the )?(3|three) (small |little |smaller )?(views|panels|images|pictures|panes|"
      r"tiles|windows|frames|boxes|screens)\b(?! (to|at) )", "small views"),
@@ -1838,6 +1892,9 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1 times"),
     (r"\bmake it stop\b|\bstop it\b", "stop"),
     (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
+    # "twenty down" / "axial, 20 down": the step said before its direction
+    (r"(?<!\bto )(?<!\bslice )\b(\d+) (down|up|left|right|forward|backward|back)\b(?! \d)",
+     "\\2 \\1"),
     # "her FEV1 before surgery": when it was measured, not the operation field
     (r"\b(before|prior to|ahead of|pre) (the |her |his |this )?(surgery|operation|procedure|op)\b"
      r"(?= *[?.!,]?$)", ""),
@@ -2359,7 +2416,7 @@ def _complaint_request(tokens: list[str]) -> list[str] | None:
 
 # Words that mark a correction and where the corrected part starts.
 _CORRECTION_PAIRS = {("i", "mean"), ("i", "meant"), ("or", "rather"), ("make", "that"),
-                     ("make", "it")}
+                     ("make", "it"), ("no", "wait")}
 _VERBISH = SHOW_VERBS | MOVE_VERBS | ROTATE_VERBS | {"zoom", "hide", "remove", "reset",
                                                       "add", "rotate", "enlarge"}
 
@@ -2374,10 +2431,14 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
         nxt = tokens[i + 1] if i + 1 < n else ""
         # "no" corrects only after or before a pause ("left, no, right"; "no, 250"): "no
         # nodules" / "no spinning" are requests
-        if t == "no" and nxt and nxt not in ("more", "longer", "need") and (
+        if t == "no" and nxt == "wait" and after_pause:
+            found = (i, i + 2)  # "sagittal big, no wait, the coronal"
+        elif t == "well" and i > 1 and after_pause and nxt == ",":
+            found = (i, i + 1)  # "take everything off, well, leave the model, …"
+        elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
                 nxt == "," or i > 0 and tokens[i - 1] == ",") or \
-                t == "sorry" and after_pause and nxt and nxt != ",":
-            found = (i, i + 1)
+                t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 1):
+            found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
         elif t == "sorry" and after_pause and nxt == "," and i + 2 < n:
             found = (i, i + 2)
         elif (t, nxt) in _CORRECTION_PAIRS and after_pause:
@@ -2390,7 +2451,9 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
 
 def _kinds(tokens: list[str]) -> set[str]:
     """What sort of value the words are (a number replaces a number, a side a side)."""
-    return {"num" if _is_num(t) else "dir" if t in DIRECTIONS else "word"
+    return {"num" if _is_num(t) else "dir" if t in DIRECTIONS else "field" if t in FIELD_WORDS
+            else "plane" if t in PLANE_WORDS else "structure" if t in STRUCT_WORDS
+            or t in ("lobe", "lung") else "word"
             for t in tokens if t not in ("the", "a", "an")}
 
 
@@ -2504,6 +2567,12 @@ def _drop_sparing(tokens: list[str]) -> list[str]:
     part ("not the diagnosis, just the operation name"). An exception inside one display
     ("all fields but not the weight", "the lobes but not the RUL") is no such part: it is
     read by the agent's grammar."""
+    if tokens[:1] in (["leave"], ["keep"]) and "," in tokens[:6]:
+        # "leave the model, just take off the CT": the part that stays, then the request
+        cut = tokens.index(",")
+        rest = [t for t in tokens[cut + 1:] if t not in ("just", "only")]
+        if _dominant_agent(tokens[1:cut]) is not None and _has_head(rest):
+            return _drop_sparing(rest)
     if tokens[:1] in (["not"], ["no"]) and "," in tokens:
         cut = tokens.index(",")
         rest = tokens[cut + 1:]
@@ -2621,6 +2690,12 @@ def is_undo(tokens: list[str]) -> bool:
     return False
 
 
+_DISPLAY_TOO_FILL = {"and", "the", "as", "well", "too", "also", "please", ",", "thank", "you",
+                     "all", "thanks", "now", "that", "her", "his", "its"}
+_DISPLAY_NOUN_AGENT = {"ct": "IV", "scan": "IV", "scans": "IV", "ct scan": "IV", "images": "IV",
+                  "model": "AR", "3d": "AR", "3d model": "AR", "patient box": "IR",
+                  "info box": "IR", "patient info": "IR", "patient information": "IR",
+                  "information": "IR", "box": "IR"}
 _AGENT_NAMING = {"ct": "IV", "scan": "IV", "scans": "IV", "images": "IV", "viewer": "IV",
                  "cts": "IV", "model": "AR", "3d": "AR", "anatomy": "AR", "patient": "IR",
                  "box": "IR", "info": "IR", "information": "IR"}
@@ -2636,6 +2711,9 @@ def _agent_repeat(tokens: list[str]) -> tuple[str, str | None, str | None] | Non
     core = [t for t in tokens if t != ","]
     if not ({"again", "repeat"} & set(core) or {"once", "more"} <= set(core)):
         return None
+    if any(t in _AGENT_NAMING and nxt in ("on", "up", "back", "off")
+           for t, nxt in zip(core, core[1:], strict=False)):
+        return None  # "CT on again": the display put back, not its last command repeated
     agents = {_AGENT_NAMING[t] for t in core if t in _AGENT_NAMING}
     planes = {PLANE_WORDS[t] for t in core if t in PLANE_WORDS}
     if planes:
@@ -2728,7 +2806,11 @@ class LexiconTier:
         swapped = None if nested else self._now_the(tokens, state, memory)
         if swapped is not None:
             tokens = swapped
+
         swapped = swapped or backed
+        carried = None if nested else self._display_too(tokens, state, memory)
+        if carried is not None:  # "and the CT as well" after clearing the model
+            tokens = swapped = carried
         side_one = _side_one(tokens) if not nested and memory.last_agent == "AR" else None
         if side_one is not None and self._named_before(state, memory):
             # "and the right one too" after "show the left lung": the other lung, added
@@ -2755,6 +2837,7 @@ class LexiconTier:
         fixed = None if nested else self._self_correction(tokens, state, memory)
         if fixed is not None:
             tokens, replaced = fixed
+            tokens = _drop_sparing(tokens)  # "…, well, leave the model, just take off the CT"
             if replaced is not None:
                 analysis = self.analyse(" ".join(tokens), state, memory)
                 analysis.rewritten = analysis.rewritten or " ".join(tokens)
@@ -2791,6 +2874,15 @@ class LexiconTier:
             if prev is not None:  # "now the other way"
                 reverse, repeat_of = True, prev
                 tokens = _prepare(prev)
+        if repeat_of is None and not nested and "," in tokens[:4]:
+            k = tokens.index(",")
+            rest = tokens[k + 1:]
+            while rest and rest[0] in ("and", "then", ","):
+                rest = rest[1:]
+            prev = self._last_real(memory) if _is_repeat(tokens[:k]) and tokens[:k] and \
+                _has_head(rest) else None
+            if prev is not None:  # "again, and then zoom out": the last command, then this
+                tokens = swapped = [*_prepare(prev), ",", "and", "then", *rest]
         named_repeat = _agent_repeat(tokens) if repeat_of is None else None
         if named_repeat is not None:
             prev = self._last_real_for(memory, named_repeat[0], named_repeat[1])
@@ -2911,11 +3003,25 @@ class LexiconTier:
             post = post[1:]
         while post and post[-1] in (",", "sorry", "please", "then"):
             post = post[:-1]
+        head = tokens[:i]
+        while head and head[-1] == ",":
+            head = head[:-1]
+        if not post and "," in head:
+            # "spin it vertically, horizontally, sorry": the marker closes the correction
+            k = max(x for x, t in enumerate(head) if t == ",")
+            pre = [t for t in head[:k] if t != ","]
+            post = head[k + 1:]
         if post in (["other", "side"], ["other", "one"]):
             post = ["opposite"]  # "no, the other side"
         if not post:
             return (pre, None) if pre else None
         core = [t for t in post if t not in FILLER]
+        if "opposite" in core and pre and set(core) <= {"opposite", "way", "direction", "go"}:
+            # "rotate left, no, the other way": what was just said, reversed
+            said = self.decide(" ".join(pre), state, memory)
+            back = _reversed(said.steps) if said is not None else []
+            reading = self.reading_of(back, state, memory) if back else None
+            return (tokens_of(reading), None) if reading else None
         if "opposite" in core or _is_repeat(post):
             return (post, None) if not pre else None  # "no, the other way": a reversal
         base, replaced = pre, None
@@ -3003,6 +3109,37 @@ class LexiconTier:
         before = Memory(memory.last_agent, memory.recent[:-1], readings=dict(memory.readings),
                         agents=dict(memory.agents))
         return list(self.decide_from(self.analyse(prev, state, before), state, before).steps)
+
+    @staticmethod
+    def context_rewrite(corrected: str, memory: Memory) -> str | None:
+        """A follow-up with no console word of its own that the previous command gives one,
+        read before the scope check: "and when is it?" right after the operation was asked
+        about is its date. None when there is nothing to rewrite."""
+        toks = set(tokens_of(corrected))
+        if memory.recent and {"when", "it"} <= toks and toks <= {
+                "and", "when", "is", "it", "its", "was", "will", "be", "scheduled", "planned",
+                "happening", "booked", ",", "please", "so"} and set(
+                tokens_of(canonical(memory.recent[-1]))) & OP_WORDS:
+            return ("and " if "and" in toks else "") + "when is the operation"
+        return None
+
+    def _display_too(self, tokens: list[str], state: ConsoleState, memory: Memory
+                     ) -> list[str] | None:
+        """"and the CT as well" / "and the model too": the previous command's action (hide,
+        zoom out, reset, show) done to another display, which is all this one names."""
+        if not tokens or not (tokens[0] == "and" or {"too", "also"} & set(tokens)
+                              or "well" in tokens):
+            return None
+        core = [t for t in tokens if t not in _DISPLAY_TOO_FILL]
+        agent = _DISPLAY_NOUN_AGENT.get(" ".join(core))
+        if agent is None:
+            return None
+        steps = self._last_steps(state, memory)
+        if len(steps) != 1 or steps[0].action_id.split(".")[0] == agent:
+            return None
+        verb = {"REMOVE": ["hide"], "HIDE": ["hide"], "ZOOM_OUT": ["zoom", "out"],
+                "RESET": ["reset"]}.get(steps[0].action_id.split(".")[1])
+        return [*verb, "the", *core] if verb else None
 
     def _now_the(self, tokens: list[str], state: ConsoleState, memory: Memory
                  ) -> list[str] | None:

@@ -1009,6 +1009,8 @@ _OOS_RE = [(re.compile(rf"\b(?:{pat})\b"), why) for pat, why in _OUT_OF_SCOPE]
 _RESCUE = re.compile(
     r"\b(bone|soft tissue|mediastin\w*|lung) (window|preset|setting)s?( settings?| presets?)?|"
     r"\bwindow(ing)? (settings?|presets?)|\bpage (up|down)\b|"
+    r"\b(heart|cardiac|lung|pulmonary)( or (heart|lung|cardiac|pulmonary))? (history|problems|"
+    r"disease|conditions)\b|"
     r"\bcall (it |them |\w+ |the \w+ )?up\b|"
     r"\b(lung|tumou?r|nodule|ct) volume|\b(keep|stop|start) moving|\bmoving (the|to)\b|"
     r"\bstop the (rotation|spinning)|\bport(s)? view\b|"
