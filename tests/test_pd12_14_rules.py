@@ -7,6 +7,8 @@ Phrasings are our own; DESIGN §4 is the spec."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from app.agents.interpreter import FastInterpreter
@@ -222,3 +224,19 @@ def test_window_settings_stay_in_scope(con: Console, text: str) -> None:
 def test_mediastinal_window_settings_read(con: Console) -> None:
     acts = con.say_after(["show the CT"], "mediastinal window settings please")
     assert acts and acts[0][1].get("window") == "mediastinum", acts
+
+
+# ------------------------------------------------------------------ undo across CLI calls
+def test_cli_do_keeps_the_undo_history_in_the_state_file(tmp_path, capsys) -> None:
+    from app.agents.cli_do import run_do_command
+
+    f = tmp_path / "state.json"
+    for text in ("show the CT", "axial plus 30"):
+        assert run_do_command(text, None, f, False) == 0
+    assert run_do_command("undo that", None, f, False) == 0
+    assert "axial plus 30" in capsys.readouterr().out
+    snap = json.loads(f.read_text())
+    assert snap["iv"]["pos"]["axial"] == snap["iv"]["size"]["axial"] // 2
+    assert run_do_command("undo", None, f, False) == 0  # the CT shown, undone
+    assert run_do_command("undo", None, f, False) == 1
+    assert "nothing to undo" in capsys.readouterr().out.lower()

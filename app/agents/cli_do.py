@@ -15,7 +15,7 @@ from typing import Any
 
 from app.agents.decision import Memory
 from app.agents.orchestrator import Orchestrator
-from app.core.registry import Actor, CommandRegistry
+from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import CaseContext, ConsoleState
 
 
@@ -30,14 +30,29 @@ def case_context(case_path: Path | None) -> CaseContext:
     return case.context()
 
 
-def _read_state(path: Path) -> tuple[ConsoleState, Memory]:
+#: Undo steps kept in a ``--state`` file (each a whole state before a command).
+UNDO_KEPT = 10
+
+
+def _read_state(path: Path) -> tuple[ConsoleState, Memory, list[Any]]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return ConsoleState.from_dict(data), Memory.from_dict(data.get("_memory"))
+    undo = []
+    for item in data.get("_undo") or []:
+        # "undo that" in a later call: the states before the last commands, as the registry
+        # keeps them (the actions in trace form: enough to say what was undone)
+        undo.append((tuple(Step(f"{a['agent']}.{a['action']}", dict(a.get("params") or {}))
+                           for a in item.get("actions") or []),
+                     ConsoleState.from_dict(item["before"])))
+    return ConsoleState.from_dict(data), Memory.from_dict(data.get("_memory")), undo
 
 
-def _write_state(path: Path, state: ConsoleState, memory: Memory) -> None:
+def _write_state(path: Path, state: ConsoleState, memory: Memory,
+                 undo: list[Any] | None = None) -> None:
     data: dict[str, Any] = state.to_dict()
     data["_memory"] = memory.to_dict()
+    if undo:
+        data["_undo"] = [{"actions": CommandResult(True, list(steps), "").actions(),
+                          "before": before.to_dict()} for steps, before in undo[-UNDO_KEPT:]]
     path.parent.mkdir(parents=True, exist_ok=True)
     # Write-then-rename so an interrupted call never leaves a half-written state file.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -52,10 +67,11 @@ def run_do_command(text: str, case: Path | None, state_file: Path | None, as_jso
 
     state: ConsoleState | None = None
     memory = Memory()
+    undo: list[Any] = []
     if state_file is not None and state_file.exists():
         try:
-            state, memory = _read_state(state_file)
-        except (OSError, ValueError) as exc:
+            state, memory, undo = _read_state(state_file)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"error: the state file {state_file} cannot be used: {exc}", file=sys.stderr)
             return 2
     try:
@@ -69,13 +85,14 @@ def run_do_command(text: str, case: Path | None, state_file: Path | None, as_jso
     except LoadError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
-    orch = Orchestrator(CommandRegistry(state), strategy=strategy,
-                        actor=Actor(role="surgeon", source="cli"))
+    registry = CommandRegistry(state)
+    registry._undo.extend(undo)
+    orch = Orchestrator(registry, strategy=strategy, actor=Actor(role="surgeon", source="cli"))
     orch.memory = memory
     record = orch.handle_text(text)
     if state_file is not None:
         try:
-            _write_state(state_file, state, orch.memory)
+            _write_state(state_file, state, orch.memory, registry._undo)
         except OSError as exc:
             print(f"error: the state could not be saved to {state_file}: {exc}", file=sys.stderr)
             return 2
