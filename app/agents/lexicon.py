@@ -3088,13 +3088,8 @@ class LexiconTier:
     def _named_before(self, state: ConsoleState, memory: Memory) -> list[str] | None:
         """The model structures the previous command named (shown, added, hidden or zoomed
         toward), read against the memory it had, so that its own "it" resolves in turn."""
-        if not memory.recent:
-            return None
-        prev = memory.reading_of(memory.recent[-1])
-        before = Memory(memory.last_agent, memory.recent[:-1], readings=dict(memory.readings))
-        d = self.decide_from(self.analyse(prev, state, before), state, before)
         named: list[str] = []
-        for st in d.steps:
+        for st in self._last_steps(state, memory):
             if st.action_id == "AR.SHOW":
                 named.extend(st.params.get("structures") or [])
             elif st.action_id == "AR.ZOOM_IN" and st.params.get("target"):
