@@ -33,6 +33,7 @@ def test_garbled_doubtful_hearing_is_asked_again(orch: Orchestrator) -> None:
     assert rec["reply"]["ok"] is False and "say it again" in rec["reply"]["text"]
     assert rec["stages"]["correct"]["valid"] is False
     assert rec["diagnostics"]["unsure_hearing"]["logprob"] == -1.2
+    assert rec["stages"]["stt"]["logprob"] == -1.2  # the trace keeps the recogniser's doubt
     assert rec["state"] == before  # nothing changed
 
 

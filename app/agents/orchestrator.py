@@ -122,6 +122,8 @@ class Orchestrator:
         stages: dict[str, Any] = {}
         if stt is not None:
             stages["stt"] = {"text": stt.get("text", text), "ms": stt.get("ms", 0)}
+            if stt.get("logprob") is not None:  # the recogniser's confidence, for audits
+                stages["stt"]["logprob"] = round(float(stt["logprob"]), 3)
             if stt.get("second"):  # a second model was asked (app.voice.stt.second_opinion)
                 stages["stt"]["second"] = stt["second"]
         try:

@@ -158,7 +158,8 @@ def _run_row(orch: Orchestrator, row: Row, mode: str, transcriber: Transcriber |
             t = transcriber(voices[k])
             heard[k] = {"text": str(t.get("text") or ""), "ms": t.get("ms", 0),
                         "audio": str(voices[k]),
-                        **({"logprob": t["logprob"]} if t.get("logprob") is not None else {})}
+                        **({"logprob": t["logprob"]} if t.get("logprob") is not None else {}),
+                        **({"second": t["second"]} if t.get("second") else {})}
         return heard[k]
 
     self_looping = _loops_on_invalid(orch)
