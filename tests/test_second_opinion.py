@@ -127,3 +127,80 @@ def test_no_second_opinion_from_the_same_model() -> None:
     stt._second = None  # nothing preloaded: the accessor decides
     assert stt.second_stt() is None
     assert stt.second_opinion(AUDIO, first("Show the city.")).text == "Show the city."
+
+
+# --------------------------------------------------------------------- the joint second opinion
+def test_choose_joint_takes_the_reading_both_models_support() -> None:
+    from app.voice.stt import choose_joint
+
+    sc = Scorer()
+    # tiny's own choice "Show the city." against base's "Show the CT.": base finds the city
+    # unlikely, both find the CT about as likely
+    first = {"Show the city.": -0.3, "Show the CT.": -0.5}
+    second = {"Show the city.": -2.5, "Show the CT.": -0.4}
+    assert choose_joint("Show the city.", "Show the city.", first, second, sc) == "Show the CT."
+    # with the weight all on the first model, the first model's reading stands
+    assert choose_joint("Show the city.", "Show the city.", first, second, sc, weight=0.0,
+                        first_weight=1.0) == "Show the city."
+
+
+def test_choose_joint_never_trades_for_out_of_scope_or_a_wake_word() -> None:
+    from app.voice.stt import choose_joint
+
+    sc = Scorer()
+    s = {"Show the city.": -0.9, "Show the stapler.": -0.1, "Davinci, show the CT.": -0.1}
+    assert choose_joint("Show the city.", "Show the city.", s, s, sc) == "Show the city."
+    # a pinned (out-of-scope) top or current keeps the current
+    s2 = {"Hand me the stapler.": -0.5, "Show the CT.": -0.1}
+    assert choose_joint("Hand me the stapler.", "Hand me the stapler.", s2, s2, sc) == \
+        "Hand me the stapler."
+    # texts only one model scored are not compared
+    assert choose_joint("Show the city.", "Show the city.", {"Show the city.": -0.9,
+                        "Show the CT.": -0.1}, {"Show the city.": -0.9}, sc) == "Show the city."
+
+
+class JointSecond:
+    """A second model whose hearing carries what a forced decode needs (scores by text)."""
+
+    def __init__(self, text: str, alts: list[str], scores: dict[str, float]) -> None:
+        self.text, self.alts, self.scores, self.calls = text, alts, scores, 0
+
+    def transcribe(self, audio: Any) -> Transcript:
+        self.calls += 1
+        return Transcript(self.text, ms=300.0, model="base",
+                          alternatives=[(t, -0.5, 1.0) for t in self.alts],
+                          scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
+                                   "texts": list(self.alts)})
+
+    def _forced_logprobs(self, enc: Any, ids: Any, frames: int, tok: Any,
+                         texts: list[str]) -> dict[str, float]:
+        return {t: self.scores.get(t, -5.0) for t in texts}
+
+
+def test_joint_mode_scores_both_hearings_with_both_models(monkeypatch: Any) -> None:
+    stt = WhisperSTT(SttConfig(second_mode="joint", joint_always=True), lock=None,
+                     scorer=Scorer())
+    second = JointSecond("Show the CT.", ["Show the CT."], {"Show the CT.": -0.3,
+                                                            "Show the city.": -2.0})
+    stt._second = second  # type: ignore[assignment]
+    tiny_scores = {"Show the city.": -0.4, "Show the CT.": -0.6}
+    monkeypatch.setattr(stt, "_forced_logprobs",
+                        lambda enc, ids, frames, tok, texts: {t: tiny_scores.get(t, -5.0)
+                                                              for t in texts})
+    heard = Transcript("Show the city.", ms=100.0, model="tiny.en",
+                       alternatives=[("Show the city.", -0.4, 0.67)],
+                       scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
+                                "texts": ["Show the city."]})
+    tr = stt.second_opinion(AUDIO, heard)
+    assert tr.text == "Show the CT." and second.calls == 1
+    assert tr.second is not None and tr.second["mode"] == "joint" and tr.second["taken"]
+    assert tr.second["scores"]["Show the CT."] == [-0.6, -0.3]
+    assert tr.logprob == -0.6  # the first model's own score of the text taken
+    # a hearing already all console words is still checked with joint_always, and kept
+    # when both models prefer it
+    heard2 = Transcript("Show the CT.", ms=100.0, model="tiny.en",
+                        alternatives=[("Show the CT.", -0.2, 1.0)],
+                        scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
+                                 "texts": ["Show the CT."]})
+    tr2 = stt.second_opinion(AUDIO, heard2)
+    assert tr2.text == "Show the CT." and tr2.second is not None and not tr2.second["taken"]

@@ -122,6 +122,13 @@ class SttConfig:
     # console words is transcribed again by this larger model; its hearing wins when it reads
     # as more of a command. None turns it off.
     second_model: str | None = "base"
+    # How the second opinion decides: "coverage" (base's hearing wins when it reads as more of
+    # a command) or "joint" (every hearing of either model, and their sound-alike rewrites, is
+    # scored against the audio by both models; the best in joint log-probability plus domain
+    # coverage wins, see choose_joint). joint_first_weight: the first model's share.
+    second_mode: str = "coverage"
+    joint_first_weight: float = 0.7
+    joint_always: bool = False          # joint: ask even when the first hearing is all console words
 
 
 @dataclass
@@ -163,6 +170,9 @@ class Transcript:
     #: When a second model was asked (see ``WhisperSTT.second_opinion``): its model, its
     #: text, whether it was taken, and the first model's text.
     second: dict[str, Any] | None = None
+    #: What a later forced decode needs (encoder output, prompt, tokenizer, texts considered);
+    #: kept only in memory, for the joint second opinion.
+    scoring: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def empty(self) -> bool:
@@ -434,6 +444,35 @@ def choose_soundalike(top: str, current: str, scores: dict[str, float],
     return best
 
 
+def choose_joint(current: str, top: str, first: dict[str, float], second: dict[str, float],
+                 scorer: DomainScorer, weight: float = 2.0, first_weight: float = 0.7) -> str:
+    """Pick among the hearings of two models, each text scored against the audio by both.
+
+    ``first`` / ``second``: per-token log-probability of each candidate text under each
+    model (forced decodes; the same texts). The winner maximises ``first_weight`` × first +
+    (1 − ``first_weight``) × second + ``weight`` × domain coverage; ``current`` (the first
+    model's own choice) stays unless another text beats it. As elsewhere, nothing is traded
+    for an out-of-scope reading: a pinned top or current keeps ``current``, a pinned candidate
+    never wins, and whether the text starts with the wake word never changes."""
+    if current not in first or current not in second or scorer.pinned(top) or \
+            scorer.pinned(current):
+        return current
+    wake = _starts_with_wake(top)
+
+    def joint(text: str) -> float:
+        return first_weight * first[text] + (1 - first_weight) * second[text] + \
+            weight * scorer.coverage(text)
+
+    best, best_score = current, joint(current)
+    for text in first:
+        if text == current or text not in second or _starts_with_wake(text) != wake:
+            continue
+        score = joint(text)
+        if score > best_score and not scorer.pinned(text):
+            best, best_score = text, score
+    return best
+
+
 # ------------------------------------------------------------------------------- models
 _MODELS: dict[tuple[str, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
@@ -491,6 +530,7 @@ class WhisperSTT:
         self.last_soundalikes: dict[str, Any] | None = None
         self._second: WhisperSTT | None = None
         self._second_failed = False
+        self._last_scoring: dict[str, Any] | None = None
 
     @property
     def model_name(self) -> str:
@@ -527,6 +567,7 @@ class WhisperSTT:
             if not got:
                 log.warning("STT ran while %s held the heavy-stage lock for %.0f s",
                             lock.holder, cfg.lock_timeout_s)
+        self._last_scoring = None
         try:
             segments, alts = self._decode(x, use_prompt,
                                           cfg.hotwords if prompt is not None else None,
@@ -551,6 +592,7 @@ class WhisperSTT:
                         level_dbfs=level, audio_s=audio_s, model=cfg.model, lock_wait_ms=wait_ms)
         if alts is not None:
             tr.alternatives, tr.chosen = alts
+            tr.scoring = self._last_scoring
         if retried:
             tr.first_raw_text = first_raw
         return tr
@@ -593,12 +635,17 @@ class WhisperSTT:
             return first
         text = first.text or ""
         cov = scorer.coverage(text) if text else 0.0
-        if text and (cov >= 1.0 or scorer.pinned(text)):
+        joint = cfg.second_mode == "joint" and first.scoring is not None
+        if text and scorer.pinned(text):
+            return first
+        if text and cov >= 1.0 and not (joint and cfg.joint_always):
             return first
         second = self.second_stt()
         if second is None:
             return first
         other = second.transcribe(audio)
+        if joint and other.scoring is not None and text:
+            return self._joint(first, other, second)
         t2 = other.text or ""
         taken = bool(t2) and not scorer.pinned(t2) and \
             _starts_with_wake(t2) == _starts_with_wake(text) and scorer.coverage(t2) > cov
@@ -611,6 +658,42 @@ class WhisperSTT:
         other.second = info
         other.ms += first.ms
         return other
+
+    def _joint(self, first: Transcript, other: Transcript, second: WhisperSTT) -> Transcript:
+        """The joint second opinion (see :func:`choose_joint`): both models score every
+        hearing either had (n-best and sound-alike rewrites) with their own encoder output
+        reused; one batched forced decode each."""
+        t0 = time.perf_counter()
+        a, b = first.scoring or {}, other.scoring or {}
+        texts = list(dict.fromkeys([*a.get("texts", []), *b.get("texts", [])]))
+        top = first.alternatives[0][0] if first.alternatives else first.text
+        current = first.text or ""
+        info: dict[str, Any] = {"model": other.model, "text": other.text, "mode": "joint",
+                                "first_text": current, "first_model": first.model,
+                                "candidates": len(texts)}
+        picked = current
+        if current and texts:
+            lock, got = self.lock, False
+            if lock is not None:
+                got = lock.acquire("stt", timeout=self.config.lock_timeout_s)
+            try:
+                s1 = self._forced_logprobs(a["enc"], a["ids"], a["frames"], a["tok"], texts)
+                s2 = second._forced_logprobs(b["enc"], b["ids"], b["frames"], b["tok"], texts)
+            finally:
+                if got:
+                    lock.release()
+            picked = choose_joint(current, top, s1, s2, self.scorer, self.config.domain_weight,
+                                  self.config.joint_first_weight)
+            info["scores"] = {t: [round(s1[t], 3), round(s2[t], 3)] for t in texts}
+        info["taken"] = picked != current
+        first.ms += other.ms + _ms(t0)
+        info["ms"] = round(other.ms + _ms(t0), 1)
+        first.second = info
+        if picked != current:
+            first.alternatives.append((picked, float(s1[picked]), self.scorer.coverage(picked)))
+            first.chosen = len(first.alternatives) - 1
+            first.text = picked
+        return first
 
     def _decode(self, x: np.ndarray, initial_prompt: str | None, hotwords: str | None,
                 prefix: str | None = None,
@@ -668,13 +751,20 @@ class WhisperSTT:
         chosen, covs = choose_hypothesis(hyps, self.scorer, cfg.domain_weight,
                                          cfg.max_logprob_gap, cfg.min_coverage)
         alts = [(t, lp, c) for (t, lp), c in zip(hyps, covs, strict=True)]
+        picked_any = False
         if cfg.soundalikes > 0 and self.scorer is not None and covs[chosen] < 1.0 and hyps[0][0]:
+            self.last_soundalikes = None
+            picked_any = True
             picked = self._soundalike(enc, ids, content, tok, hyps[0][0], hyps[chosen][0])
             if picked is not None:
                 text_, lp_ = picked
                 alts.append((text_, lp_, self.scorer.coverage(text_)))
                 chosen = len(alts) - 1
         text = alts[chosen][0]
+        scored = list((self.last_soundalikes or {}).get("scored", {})) if picked_any else []
+        self._last_scoring = {"enc": enc, "ids": ids, "frames": content, "tok": tok,
+                              "texts": list(dict.fromkeys(
+                                  t for t in [*(h for h, _ in hyps), *scored] if t))}
         dur = (len(x) / SAMPLE_RATE)
         seg = Segment(" " + text if text else "", 0.0, round(dur, 2), float(avg),
                       float(res.no_speech_prob), float(get_compression_ratio(text)))
@@ -779,7 +869,7 @@ def make_transcriber(model: str = DEFAULT_MODEL, *, strip_wake: bool = True, use
     return transcribe
 
 
-__all__ = ["DEFAULT_HOTWORDS", "DEFAULT_MODEL", "choose_soundalike", "DEFAULT_PROMPT", "HALLUCINATIONS", "VOCABULARY",
+__all__ = ["DEFAULT_HOTWORDS", "DEFAULT_MODEL", "choose_joint", "choose_soundalike", "DEFAULT_PROMPT", "HALLUCINATIONS", "VOCABULARY",
            "Segment", "SttConfig", "SttUnavailable", "Transcript", "WhisperSTT",
            "collapse_loops", "filter_segments", "get_model", "is_prompt_echo",
            "make_transcriber", "normalise", "prompt_leak", "speech_level_dbfs"]
