@@ -40,10 +40,6 @@ class Reply:
 # moved single-pass success 848 → 851 and multi-pass 896 → 909 of 1,260 commands.
 UNSURE_LOGPROB = -0.8
 UNSURE_COVERAGE = 0.6
-# The semantic tier matches by meaning, so it finds a command in garbled words ("Move the signal
-# down." for "move the table down"); below this log-probability its reading of a hearing is
-# not acted on either. None: off.
-UNSURE_SEMANTIC_LOGPROB: float | None = None
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,22 +49,15 @@ def _scorer() -> Any:
     return CommandScorer()  # built once: its known-word set is a union of large sets
 
 
-def _unsure_hearing(stt: dict[str, Any] | None, corrected: str,
-                    tier: str = "") -> dict[str, float] | None:
-    """The recogniser's doubt and the command's domain coverage when both are low, or the
-    doubt alone when only the semantic tier understood it, else None."""
+def _unsure_hearing(stt: dict[str, Any] | None, corrected: str) -> dict[str, float] | None:
+    """The recogniser's doubt and the command's domain coverage when both are low, else None."""
     lp = (stt or {}).get("logprob")
-    if lp is None:
-        return None
-    lp = float(lp)
-    if tier == "semantic" and UNSURE_SEMANTIC_LOGPROB is not None and lp < UNSURE_SEMANTIC_LOGPROB:
-        return {"logprob": round(lp, 3), "tier": tier}
-    if lp >= UNSURE_LOGPROB:
+    if lp is None or float(lp) >= UNSURE_LOGPROB:
         return None
     cov = _scorer().coverage(corrected)
     if cov >= UNSURE_COVERAGE:
         return None
-    return {"logprob": round(lp, 3), "coverage": round(cov, 3)}
+    return {"logprob": round(float(lp), 3), "coverage": round(cov, 3)}
 
 
 def _ms(t0: float) -> float:
@@ -188,7 +177,7 @@ class Orchestrator:
                     "reply": Reply(False, _plain_invalid(reason)),
                     **({"diagnostics": decision.diagnostics}
                        if decision is not None and decision.diagnostics else {})}
-        unsure = _unsure_hearing(stt, interp.corrected, decision.tier)
+        unsure = _unsure_hearing(stt, interp.corrected)
         if unsure is not None:
             stages["correct"]["valid"] = False
             stages["correct"]["unsure"] = unsure
