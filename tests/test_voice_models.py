@@ -181,6 +181,24 @@ def test_base_model_is_selectable(clips: dict[str, Path]) -> None:
     assert tr.model == "base" and "sho" in tr.text.lower()
 
 
+def test_joint_second_opinion_scores_both_models_real_audio(clips: dict[str, Path],
+                                                           whisper: Any) -> None:
+    """The joint second opinion on real audio: both models' hearings, each forced through both
+    models (real CTranslate2 decodes), and a choice that stays a console command."""
+    if whisper.second_stt() is None:
+        pytest.skip("Whisper base is optional")
+    x = read_audio(clips["wake_cmd_0"])
+    first = whisper.transcribe(x)
+    assert first.scoring is not None and first.scoring["texts"]  # what a forced decode needs
+    tr = whisper.second_opinion(x, first)
+    info = tr.second
+    assert info is not None and info["mode"] == "joint" and info["model"] == "base"
+    assert info["candidates"] >= 2 and len(info["scores"]) == info["candidates"]
+    for lp_first, lp_second in info["scores"].values():
+        assert lp_first <= 0.0 and lp_second <= 0.0  # per-token log-probabilities
+    assert "sho" in tr.text.lower() and "vinci" in tr.text.lower()
+
+
 # ============================================================================ pipeline
 def _orchestrator() -> Any:
     """The real Orchestrator and registry with the fast interpreter's lexicon tier (the slower

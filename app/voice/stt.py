@@ -122,13 +122,16 @@ class SttConfig:
     # console words is transcribed again by this larger model; its hearing wins when it reads
     # as more of a command. None turns it off.
     second_model: str | None = "base"
-    # How the second opinion decides: "coverage" (base's hearing wins when it reads as more of
-    # a command) or "joint" (every hearing of either model, and their sound-alike rewrites, is
-    # scored against the audio by both models; the best in joint log-probability plus domain
-    # coverage wins, see choose_joint). joint_first_weight: the first model's share.
-    second_mode: str = "coverage"
-    joint_first_weight: float = 0.7
-    joint_always: bool = False          # joint: ask even when the first hearing is all console words
+    # How the second opinion decides: "joint" (every hearing of either model, and their
+    # sound-alike rewrites, is scored against the audio by both models; the best in joint
+    # log-probability plus domain coverage wins, see choose_joint) or "coverage" (base's hearing
+    # wins when it reads as more of a command). joint_first_weight: the first model's share;
+    # joint_always: ask even when the first hearing is all console words ("And how old is the
+    # patient?", "Also show hide-in weight." read as commands but wrong). Dev split replays
+    # (docs/BENCHMARKS.md): 0.5 beat 0.7 and 0.85; asking always beat asking on doubt only.
+    second_mode: str = "joint"
+    joint_first_weight: float = 0.5
+    joint_always: bool = True
 
 
 @dataclass
