@@ -20,6 +20,11 @@
   text on two cores, only on such commands); :func:`choose_soundalike` keeps a rewrite only when
   the audio supports it within ``soundalike_gap`` of Whisper's own reading. Dev split, clean:
   502 → 515 of 630.
+* Joint second opinion: every command is also decoded by Whisper base, and each hearing of
+  either model is scored against the audio by both (:func:`choose_joint`); the two models err
+  differently, so what both find likely is more often what was said. Dev split replays:
+  single-pass 190 → 196 of 210 (Piper, clean), 161 → 170 (Piper, 10 dB), 100 → 106
+  (espeak, 10 dB); out-of-scope Piper audio rejected 389 → 393 of 394.
 * tiny.en vs base (dev split, clean, same rescoring): base 473 of 630 against tiny.en's 496
   (worse on espeak, even elsewhere) at ~1.0 s against ~0.56 s per command on a loaded 2-core
   machine, so tiny.en stays the default.
@@ -631,7 +636,15 @@ class WhisperSTT:
         base's hearing is never taken when it is out of scope, when it differs from tiny's in
         whether it starts with the wake word (no false wakes from here), or when it covers no
         more. For commands only: the live pipeline asks after the wake word, never about
-        chatter. Costs one base decode (~0.3–0.6 s on two cores) on the doubtful commands."""
+        chatter. Costs one base decode (~0.3–0.6 s on two cores) on the doubtful commands.
+
+        With ``second_mode="joint"`` (the default) the decision is no longer base's hearing
+        against tiny's coverage: every hearing either model had (its beam and its sound-alike
+        rewrites) is scored against the audio by both models (:meth:`_joint`,
+        :func:`choose_joint`), and with ``joint_always`` base is asked about every command,
+        since tiny also mishears commands into other console words ("And how old is the
+        patient?", "Tilt the right lung."). An empty first hearing falls back to the coverage
+        rule."""
         scorer, cfg = self.scorer, self.config
         if not cfg.second_model or scorer is None or self._second_failed or \
                 "too-short" in first.dropped:
