@@ -152,3 +152,12 @@ def test_and_when_is_it_after_the_operation(con: Console) -> None:
     con2 = Console()
     con2.say("show the CT")
     assert not con2.interp.interpret("and when is it?", con2.state, con2.memory).valid
+
+
+# ------------------------------------------------------------------ estimates
+def test_a_number_said_as_an_estimate_is_no_slice(con: Console) -> None:
+    acts = con.say_after(["show the CT"], "Sixty-something, wasn't she? Let me see the age.")
+    assert acts == [("IR.SHOW", {"fields": ["age", "sex"]})], acts
+    assert con.snap["iv"]["pos"]["axial"] == 64  # the CT did not move
+    # "about 20ish" is still about 20
+    assert con.say("axial down 20ish") == [("IV.SHOW_MOVE", {"axial": "-20"})]

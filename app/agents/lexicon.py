@@ -2056,6 +2056,10 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\b(the way|how|as) (the |a |our )?(operating )?(surgeon|surgeons|operator) "
      r"(sees|see|views|looks at|would see|will see|is seeing)( it| them| the model| this)?\b",
      "from the surgical view"),
+    # a number said as "sixty-something" is a remark, never an amount ("sixty-something,
+    # wasn't she? let me see the age")
+    (r"\b(\d+|(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)) ?something\b", ""),
+    (r"\b(\d+) ish\b", "\\1"),  # "down 20ish": about 20
     # a tag question adds nothing ("her FEV1 was borderline, wasn't it, ...")
     (r",? (is|was|are|were|does|did|has|have|do) not (it|she|he|they|there) ?(,|$)", ","),
     (r"\b(closer|further|farther|bigger|smaller|larger|higher|lower|more|less) than "

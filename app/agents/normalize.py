@@ -109,6 +109,7 @@ def _ascii_fold(text: str) -> str:
 
 def _punctuation(text: str) -> str:
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)  # 1,000 -> 1000
+    text = re.sub(r"(?<=\d)ish\b", " ish", text)  # "60ish" (an estimate) -> "60 ish"
     text = re.sub(r"\b(no|num)\.\s*(?=\d)", "number ", text)
     text = text.replace("#", " number ")
     text = re.sub(r"(?<=[a-z])\.(?=[a-z]\b)", " ", text)  # "p.f.t." -> "p f t"
