@@ -178,7 +178,7 @@ class JointSecond:
 
 
 def test_joint_mode_scores_both_hearings_with_both_models(monkeypatch: Any) -> None:
-    stt = WhisperSTT(SttConfig(second_mode="joint", joint_always=True), lock=None,
+    stt = WhisperSTT(SttConfig(second_mode="joint", joint_below_logprob=0.0), lock=None,
                      scorer=Scorer())
     second = JointSecond("Show the CT.", ["Show the CT."], {"Show the CT.": -0.3,
                                                             "Show the city.": -2.0})
@@ -196,7 +196,7 @@ def test_joint_mode_scores_both_hearings_with_both_models(monkeypatch: Any) -> N
     assert tr.second is not None and tr.second["mode"] == "joint" and tr.second["taken"]
     assert tr.second["scores"]["Show the CT."] == [-0.6, -0.3]
     assert tr.logprob == -0.6  # the first model's own score of the text taken
-    # a hearing already all console words is still checked with joint_always, and kept
+    # a hearing already all console words is still checked when tiny doubted it, and kept
     # when both models prefer it
     heard2 = Transcript("Show the CT.", ms=100.0, model="tiny.en",
                         alternatives=[("Show the CT.", -0.2, 1.0)],
@@ -204,3 +204,11 @@ def test_joint_mode_scores_both_hearings_with_both_models(monkeypatch: Any) -> N
                                  "texts": ["Show the CT."]})
     tr2 = stt.second_opinion(AUDIO, heard2)
     assert tr2.text == "Show the CT." and tr2.second is not None and not tr2.second["taken"]
+    # ... but not when tiny was sure of it (the default threshold): base is not even asked
+    stt.config = SttConfig(second_mode="joint")
+    calls = second.calls
+    heard3 = Transcript("Show the CT.", ms=100.0, model="tiny.en",
+                        alternatives=[("Show the CT.", -0.2, 1.0)],
+                        scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
+                                 "texts": ["Show the CT."]})
+    assert stt.second_opinion(AUDIO, heard3).second is None and second.calls == calls

@@ -185,12 +185,15 @@ def test_joint_second_opinion_scores_both_models_real_audio(clips: dict[str, Pat
                                                            whisper: Any) -> None:
     """The joint second opinion on real audio: both models' hearings, each forced through both
     models (real CTranslate2 decodes), and a choice that stays a console command."""
-    if whisper.second_stt() is None:
+    from app.voice.stt import SttConfig, WhisperSTT
+
+    stt = WhisperSTT(SttConfig(joint_below_logprob=0.0)).load()  # ask about every command
+    if stt.second_stt() is None:
         pytest.skip("Whisper base is optional")
     x = read_audio(clips["wake_cmd_0"])
-    first = whisper.transcribe(x)
+    first = stt.transcribe(x)
     assert first.scoring is not None and first.scoring["texts"]  # what a forced decode needs
-    tr = whisper.second_opinion(x, first)
+    tr = stt.second_opinion(x, first)
     info = tr.second
     assert info is not None and info["mode"] == "joint" and info["model"] == "base"
     assert info["candidates"] >= 2 and len(info["scores"]) == info["candidates"]
