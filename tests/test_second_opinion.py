@@ -212,3 +212,18 @@ def test_joint_mode_scores_both_hearings_with_both_models(monkeypatch: Any) -> N
                         scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
                                  "texts": ["Show the CT."]})
     assert stt.second_opinion(AUDIO, heard3).second is None and second.calls == calls
+
+
+def test_choose_joint_keeps_far_fetched_console_readings_out() -> None:
+    from app.voice.stt import choose_joint
+
+    sc = Scorer()
+    # both models find "What's the biggest?" likely; "Show the CT." is all console words but
+    # 1.0 less likely to both: coverage alone must not carry it
+    s1 = {"What's the biggest?": -0.4, "Show the CT.": -1.4}
+    s2 = {"What's the biggest?": -0.6, "Show the CT.": -1.6}
+    assert choose_joint("What's the biggest?", "What's the biggest?", s1, s2, sc) == \
+        "What's the biggest?"
+    # without the gap the coverage bonus would have taken it
+    assert choose_joint("What's the biggest?", "What's the biggest?", s1, s2, sc,
+                        max_gap=None) == "Show the CT."

@@ -140,6 +140,7 @@ class SttConfig:
     second_mode: str = "joint"
     joint_first_weight: float = 0.5
     joint_below_logprob: float | None = -0.5
+    joint_max_gap: float | None = 0.5   # see choose_joint; dev: out-of-scope espeak +7, commands −3
 
 
 @dataclass
@@ -456,13 +457,17 @@ def choose_soundalike(top: str, current: str, scores: dict[str, float],
 
 
 def choose_joint(current: str, top: str, first: dict[str, float], second: dict[str, float],
-                 scorer: DomainScorer, weight: float = 2.0, first_weight: float = 0.7) -> str:
+                 scorer: DomainScorer, weight: float = 2.0, first_weight: float = 0.5,
+                 max_gap: float | None = 0.5) -> str:
     """Pick among the hearings of two models, each text scored against the audio by both.
 
     ``first`` / ``second``: per-token log-probability of each candidate text under each
     model (forced decodes; the same texts). The winner maximises ``first_weight`` × first +
     (1 − ``first_weight``) × second + ``weight`` × domain coverage; ``current`` (the first
-    model's own choice) stays unless another text beats it. As elsewhere, nothing is traded
+    model's own choice) stays unless another text beats it, and only a text within ``max_gap``
+    of the reading the two models find likeliest (joint log-probability alone) may win: the
+    coverage bonus must not carry a far-fetched console reading of other talk ("What's the
+    biggest?" → "What's the CT?"). As elsewhere, nothing is traded
     for an out-of-scope reading: a pinned top or current keeps ``current``, a pinned candidate
     never wins, and whether the text starts with the wake word never changes."""
     if current not in first or current not in second or scorer.pinned(top) or \
@@ -470,15 +475,17 @@ def choose_joint(current: str, top: str, first: dict[str, float], second: dict[s
         return current
     wake = _starts_with_wake(top)
 
-    def joint(text: str) -> float:
-        return first_weight * first[text] + (1 - first_weight) * second[text] + \
-            weight * scorer.coverage(text)
+    def heard(text: str) -> float:
+        return first_weight * first[text] + (1 - first_weight) * second[text]
 
-    best, best_score = current, joint(current)
+    likeliest = max(heard(t) for t in first if t in second)
+    best, best_score = current, heard(current) + weight * scorer.coverage(current)
     for text in first:
         if text == current or text not in second or _starts_with_wake(text) != wake:
             continue
-        score = joint(text)
+        if max_gap is not None and heard(text) < likeliest - max_gap:
+            continue
+        score = heard(text) + weight * scorer.coverage(text)
         if score > best_score and not scorer.pinned(text):
             best, best_score = text, score
     return best
@@ -704,7 +711,7 @@ class WhisperSTT:
                 if got:
                     lock.release()
             picked = choose_joint(current, top, s1, s2, self.scorer, self.config.domain_weight,
-                                  self.config.joint_first_weight)
+                                  self.config.joint_first_weight, self.config.joint_max_gap)
             info["scores"] = {t: [round(s1[t], 3), round(s2[t], 3)] for t in texts}
         info["taken"] = picked != current
         first.ms += other.ms + _ms(t0)
