@@ -24,8 +24,9 @@
   either model is scored against the audio by both (:func:`choose_joint`); the two models err
   differently, so what both find likely is more often what was said. Base is skipped when
   tiny heard console words only and was sure of them (log-probability ≥ −0.5). Dev split
-  replays: single-pass 190 → 199 of 210 (Piper, clean), 161 → 171 (Piper, 10 dB), 100 → 105
-  (espeak, 10 dB); out-of-scope Piper audio rejected 389 → 393 of 394.
+  replays: single-pass 190 → 199 of 210 (Piper, clean), 161 → 167 (Piper, 10 dB), 100 → 106
+  (espeak, 10 dB); out-of-scope audio rejected 389 → 394 of 394 (Piper), 363 → 366 (espeak,
+  the sentences cached).
 * tiny.en vs base (dev split, clean, same rescoring): base 473 of 630 against tiny.en's 496
   (worse on espeak, even elsewhere) at ~1.0 s against ~0.56 s per command on a loaded 2-core
   machine, so tiny.en stays the default.
