@@ -142,6 +142,7 @@ class SttConfig:
     joint_first_weight: float = 0.5
     joint_below_logprob: float | None = -0.5
     joint_max_gap: float | None = 0.5   # see choose_joint; dev: out-of-scope espeak +7, commands −3
+    joint_nbest: int = 3                # hearings per model scored (dev: 3 as good as 5 + rewrites)
 
 
 @dataclass
@@ -183,7 +184,7 @@ class Transcript:
     #: When a second model was asked (see ``WhisperSTT.second_opinion``): its model, its
     #: text, whether it was taken, and the first model's text.
     second: dict[str, Any] | None = None
-    #: What a later forced decode needs (encoder output, prompt, tokenizer, texts considered);
+    #: What a later forced decode needs (encoder output, prompt, tokenizer, the beam's texts);
     #: kept only in memory, for the joint second opinion.
     scoring: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
@@ -625,8 +626,12 @@ class WhisperSTT:
             return None  # off, broken, or the same model again (base chosen as the first)
         if self._second is None:
             try:
+                # the joint choice scores the second model's beam itself: its own sound-alike
+                # check would only cost time
                 self._second = WhisperSTT(replace(cfg, model=cfg.second_model,
-                                                  second_model=None),
+                                                  second_model=None,
+                                                  soundalikes=0 if cfg.second_mode == "joint"
+                                                  else cfg.soundalikes),
                                           lock=self.lock, scorer=self.scorer).load()
             except SttUnavailable as exc:
                 log.warning("second-opinion STT off: %s", exc)
@@ -694,9 +699,13 @@ class WhisperSTT:
         reused; one batched forced decode each."""
         t0 = time.perf_counter()
         a, b = first.scoring or {}, other.scoring or {}
-        texts = list(dict.fromkeys([*a.get("texts", []), *b.get("texts", [])]))
         top = first.alternatives[0][0] if first.alternatives else first.text
         current = first.text or ""
+        k = max(1, self.config.joint_nbest)
+        # each model's likeliest few hearings and tiny's choice: a forced decode costs
+        # ~30–120 ms per text on two cores, and more texts won nothing on the dev split
+        texts = [t for t in dict.fromkeys([current, *a.get("texts", [])[:k],
+                                           *b.get("texts", [])[:k]]) if t]
         info: dict[str, Any] = {"model": other.model, "text": other.text, "mode": "joint",
                                 "first_text": current, "first_model": first.model,
                                 "candidates": len(texts)}
@@ -780,20 +789,15 @@ class WhisperSTT:
         chosen, covs = choose_hypothesis(hyps, self.scorer, cfg.domain_weight,
                                          cfg.max_logprob_gap, cfg.min_coverage)
         alts = [(t, lp, c) for (t, lp), c in zip(hyps, covs, strict=True)]
-        picked_any = False
         if cfg.soundalikes > 0 and self.scorer is not None and covs[chosen] < 1.0 and hyps[0][0]:
-            self.last_soundalikes = None
-            picked_any = True
             picked = self._soundalike(enc, ids, content, tok, hyps[0][0], hyps[chosen][0])
             if picked is not None:
                 text_, lp_ = picked
                 alts.append((text_, lp_, self.scorer.coverage(text_)))
                 chosen = len(alts) - 1
         text = alts[chosen][0]
-        scored = list((self.last_soundalikes or {}).get("scored", {})) if picked_any else []
         self._last_scoring = {"enc": enc, "ids": ids, "frames": content, "tok": tok,
-                              "texts": list(dict.fromkeys(
-                                  t for t in [*(h for h, _ in hyps), *scored] if t))}
+                              "texts": list(dict.fromkeys(h for h, _ in hyps if h))}
         dur = (len(x) / SAMPLE_RATE)
         seg = Segment(" " + text if text else "", 0.0, round(dur, 2), float(avg),
                       float(res.no_speech_prob), float(get_compression_ratio(text)))
