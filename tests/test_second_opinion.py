@@ -227,3 +227,26 @@ def test_choose_joint_keeps_far_fetched_console_readings_out() -> None:
     # without the gap the coverage bonus would have taken it
     assert choose_joint("What's the biggest?", "What's the biggest?", s1, s2, sc,
                         max_gap=None) == "Show the CT."
+
+
+def test_joint_scores_only_each_models_likeliest_hearings(monkeypatch: Any) -> None:
+    stt = WhisperSTT(SttConfig(second_mode="joint", joint_below_logprob=0.0, joint_nbest=2),
+                     lock=None, scorer=Scorer())
+    beam = ["Show the city.", "Show the sea tea.", "So the city.", "Show this city."]
+    second = JointSecond("Show the CT.", ["Show the CT.", "Show a CT.", "So the CT."],
+                         {"Show the CT.": -0.3})
+    stt._second = second  # type: ignore[assignment]
+    scored: list[list[str]] = []
+
+    def forced(enc: Any, ids: Any, frames: int, tok: Any, texts: list[str]) -> dict[str, float]:
+        scored.append(list(texts))
+        return {t: -0.5 for t in texts}
+
+    monkeypatch.setattr(stt, "_forced_logprobs", forced)
+    heard = Transcript("Show the city.", ms=100.0, model="tiny.en",
+                       alternatives=[(t, -0.4, 0.67) for t in beam],
+                       scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
+                                "texts": beam})
+    tr = stt.second_opinion(AUDIO, heard)
+    assert scored == [["Show the city.", "Show the sea tea.", "Show the CT.", "Show a CT."]]
+    assert tr.second is not None and tr.second["candidates"] == 4
