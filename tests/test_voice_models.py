@@ -187,7 +187,7 @@ def test_joint_second_opinion_scores_both_models_real_audio(clips: dict[str, Pat
     models (real CTranslate2 decodes), and a choice that stays a console command."""
     from app.voice.stt import SttConfig, WhisperSTT
 
-    stt = WhisperSTT(SttConfig(joint_below_logprob=0.0)).load()  # ask about every command
+    stt = WhisperSTT(SttConfig(second_mode="joint", joint_below_logprob=0.0)).load()  # every command
     if stt.second_stt() is None:
         pytest.skip("Whisper base is optional")
     x = read_audio(clips["wake_cmd_0"])
