@@ -200,6 +200,9 @@ def test_joint_second_opinion_scores_both_models_real_audio(clips: dict[str, Pat
     for lp_first, lp_second in info["scores"].values():
         assert lp_first <= 0.0 and lp_second <= 0.0  # per-token log-probabilities
     assert "sho" in tr.text.lower() and "vinci" in tr.text.lower()
+    # the encoder outputs (megabytes) are used once and never kept, and only in joint mode
+    assert first.scoring is None and tr.scoring is None
+    assert whisper.transcribe(x).scoring is None
 
 
 # ============================================================================ pipeline

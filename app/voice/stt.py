@@ -612,7 +612,9 @@ class WhisperSTT:
                         level_dbfs=level, audio_s=audio_s, model=cfg.model, lock_wait_ms=wait_ms)
         if alts is not None:
             tr.alternatives, tr.chosen = alts
-            tr.scoring = self._last_scoring
+            if cfg.second_mode == "joint":  # ~2–3 MB of encoder output: only when used
+                tr.scoring = self._last_scoring
+        self._last_scoring = None
         if retried:
             tr.first_raw_text = first_raw
         return tr
@@ -654,21 +656,21 @@ class WhisperSTT:
         more. For commands only: the live pipeline asks after the wake word, never about
         chatter. Costs one base decode (~0.3–0.6 s on two cores) on the doubtful commands.
 
-        With ``second_mode="joint"`` (an option; see :class:`SttConfig`) the decision is no longer base's hearing
-        against tiny's coverage: every hearing either model had (its beam and its sound-alike
-        rewrites) is scored against the audio by both models (:meth:`_joint`,
-        :func:`choose_joint`), and base is also asked about a hearing that is all console words
-        when tiny was unsure of it (``joint_below_logprob``), since tiny also mishears
-        commands into other console words ("And how old is the
-        patient?", "Tilt the right lung."). An empty first hearing falls back to the coverage
-        rule."""
+        With ``second_mode="joint"`` (an option; see :class:`SttConfig`) the decision is no
+        longer base's hearing against tiny's coverage: each model's likeliest hearings are
+        scored against the audio by both models (:meth:`_joint`, :func:`choose_joint`), and
+        base is also asked about a hearing that is all console words when tiny was unsure of
+        it (``joint_below_logprob``), since tiny also mishears commands into other console
+        words ("And how old is the patient?", "Tilt the right lung."). An empty first hearing
+        falls back to the coverage rule."""
         scorer, cfg = self.scorer, self.config
         if not cfg.second_model or scorer is None or self._second_failed or \
                 "too-short" in first.dropped:
             return first
         text = first.text or ""
         cov = scorer.coverage(text) if text else 0.0
-        joint = cfg.second_mode == "joint" and first.scoring is not None
+        scoring, first.scoring = first.scoring, None  # used at most once, never kept
+        joint = cfg.second_mode == "joint" and scoring is not None
         if text and scorer.pinned(text):
             return first
         if text and cov >= 1.0 and not (joint and cfg.joint_below_logprob is not None and
@@ -678,8 +680,9 @@ class WhisperSTT:
         if second is None:
             return first
         other = second.transcribe(audio)
-        if joint and other.scoring is not None and text:
-            return self._joint(first, other, second)
+        other_scoring, other.scoring = other.scoring, None
+        if joint and other_scoring is not None and text:
+            return self._joint(first, scoring, other, other_scoring, second)
         t2 = other.text or ""
         taken = bool(t2) and not scorer.pinned(t2) and \
             _starts_with_wake(t2) == _starts_with_wake(text) and scorer.coverage(t2) > cov
@@ -693,12 +696,12 @@ class WhisperSTT:
         other.ms += first.ms
         return other
 
-    def _joint(self, first: Transcript, other: Transcript, second: WhisperSTT) -> Transcript:
-        """The joint second opinion (see :func:`choose_joint`): both models score every
-        hearing either had (n-best and sound-alike rewrites) with their own encoder output
-        reused; one batched forced decode each."""
+    def _joint(self, first: Transcript, a: dict[str, Any], other: Transcript,
+               b: dict[str, Any], second: WhisperSTT) -> Transcript:
+        """The joint second opinion (see :func:`choose_joint`): both models score each
+        model's likeliest hearings and tiny's choice, with their own encoder output (``a``,
+        ``b``: the transcripts' scoring) reused; one batched forced decode each."""
         t0 = time.perf_counter()
-        a, b = first.scoring or {}, other.scoring or {}
         top = first.alternatives[0][0] if first.alternatives else first.text
         current = first.text or ""
         k = max(1, self.config.joint_nbest)
