@@ -161,3 +161,38 @@ def test_a_number_said_as_an_estimate_is_no_slice(con: Console) -> None:
     assert con.snap["iv"]["pos"]["axial"] == 64  # the CT did not move
     # "about 20ish" is still about 20
     assert con.say("axial down 20ish") == [("IV.SHOW_MOVE", {"axial": "-20"})]
+
+
+# ------------------------------------------------------------------ thinking aloud, then the request
+@pytest.mark.parametrize("before, text, want", [
+    (["show the model"], "I think I need the middle lobe to judge the fissure, add it.",
+     [("AR.SHOW", {"structures": ["right_middle_lobe"], "op": "add"})]),
+    (["show the model"], "Hmm, I want to see the fissure, turn it to the right.",
+     [("AR.ROTATE", {"direction": "right"})]),
+    (["show the CT", "axial up 20"], "Hmm, maybe a bit too far, go down ten.",
+     [("IV.SHOW_MOVE", {"axial": "-10"})]),
+])
+def test_thinking_aloud_then_the_request(con: Console, before: list[str], text: str,
+                                         want: list[tuple[str, dict]]) -> None:
+    assert con.say_after(before, text) == want
+
+
+def test_thinking_aloud_keeps_named_out_of_scope_out(con: Console) -> None:
+    # the last clause is read alone only when the whole was not understood or read as talk,
+    # never when it names something out of scope
+    for text in ("We're going to staple the bronchus, close it.",
+                 "the bleeding is worse, zoom in", "Scalpel, please."):
+        assert con.say(text) == [], text
+
+
+def test_closing_request_reads_the_last_clause() -> None:
+    from app.agents.interpreter import closing_request
+
+    assert closing_request("zoom in") is None
+    assert closing_request("Actually the lower lobe is just in the way, hide it.") == \
+        "hide the lower lobe"
+    assert closing_request("I've seen enough of the big view, go back to the small ones.") == \
+        "go back to the small ones"
+    # words to someone else before it are no musing: not read
+    assert closing_request("excuse me, could you turn around so I can get past?") is None
+    assert closing_request("don't touch the sterile field, please, step back") is None

@@ -8,6 +8,7 @@ the previous agent and keeps its state; an invalid one changes nothing.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -85,6 +86,24 @@ class FastInterpreter:
         return max([self.accept, *(getattr(t, "consult_below", self.accept) for t in self.tiers)])
 
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
+        interp = self._interpret(text, state, memory)
+        if interp.valid or interp.empty:
+            return interp
+        d = interp.decision
+        if (d.reason or "").startswith("Out of scope") and d.tier != "semantic":
+            return interp  # named as out of scope (a surgical act, another device): stays so
+        tail = closing_request(text or "")
+        if tail is None:
+            return interp
+        again = self._interpret(tail, state, memory)
+        if not again.valid or again.empty or not again.decision.steps:
+            return interp
+        # thinking aloud, then the request ("Hmm, maybe a bit too far, go down ten.")
+        return replace(again, raw=text or "",
+                       decision=replace(again.decision, diagnostics={
+                           **(again.decision.diagnostics or {}), "closing_request": tail}))
+
+    def _interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
         ms: dict[str, float] = {}
         t0 = time.perf_counter()
         normalized = normalize(text or "")
@@ -170,6 +189,36 @@ class FastInterpreter:
             decision = replace(decision, reading=self.lexicon.reading_of(
                 decision.steps, state, memory))
         return done(decision, True, False, "")
+
+
+_CLAUSE_BREAK = re.compile(r"\s*[,.;:!?]+\s*|\s+-+\s+")
+_PRONOUN = re.compile(r"\b(it|them|that one)\b")
+# Thinking aloud: what makes the words before a request a remark of the surgeon's, not an
+# instruction to someone else ("excuse me, could you turn around so I can get past?").
+_MUSING = re.compile(r"\b(i think|i guess|i want|i need|i'd like|i would like|hm+|maybe|"
+                     r"perhaps|actually|i wonder|i'm wondering|seen enough|not sure)\b")
+_STRUCTURE = re.compile(r"\b(the )?((right|left) )?((upper|middle|lower) )?"
+                        r"(lobes?|lung|lungs|airway|nodules?|trachea)\b")
+
+
+def closing_request(text: str) -> str | None:
+    """The request a surgeon says after thinking aloud: the last clause, when what was said
+    before it muses ("I think", "hmm", "actually", "maybe"), with "it" / "them" standing for a
+    structure named before ("I think I need the middle lobe to judge the fissure, add it." →
+    "add the middle lobe"). None otherwise. Only the clause is read; the interpreter still
+    decides whether it is a command."""
+    parts = [p for p in _CLAUSE_BREAK.split(text.strip().lower()) if p]
+    if len(parts) < 2:
+        return None
+    tail, before = parts[-1], " ".join(parts[:-1])
+    if not _MUSING.search(before.replace("’", "'")):
+        return None
+    named = list(_STRUCTURE.finditer(before))
+    if _PRONOUN.search(tail) and named and not _STRUCTURE.search(tail):
+        noun = named[-1].group(0)
+        noun = noun if noun.startswith("the ") else "the " + noun
+        tail = _PRONOUN.sub(noun, tail, count=1)
+    return tail
 
 
 def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:
