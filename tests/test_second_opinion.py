@@ -250,3 +250,21 @@ def test_joint_scores_only_each_models_likeliest_hearings(monkeypatch: Any) -> N
     tr = stt.second_opinion(AUDIO, heard)
     assert scored == [["Show the city.", "Show the sea tea.", "Show the CT.", "Show a CT."]]
     assert tr.second is not None and tr.second["candidates"] == 4
+
+
+def test_a_failed_joint_scoring_keeps_the_first_hearing(monkeypatch: Any) -> None:
+    stt = WhisperSTT(SttConfig(second_mode="joint", joint_below_logprob=0.0), lock=None,
+                     scorer=Scorer())
+    stt._second = JointSecond("Show the CT.", ["Show the CT."], {})  # type: ignore[assignment]
+
+    def broken(*args: Any) -> dict[str, float]:
+        raise RuntimeError("align failed")
+
+    monkeypatch.setattr(stt, "_forced_logprobs", broken)
+    heard = Transcript("Show the city.", ms=100.0, model="tiny.en",
+                       alternatives=[("Show the city.", -0.4, 0.67)],
+                       scoring={"enc": None, "ids": [], "frames": 0, "tok": None,
+                                "texts": ["Show the city."]})
+    tr = stt.second_opinion(AUDIO, heard)
+    assert tr.text == "Show the city." and tr.second is not None
+    assert not tr.second["taken"] and "align failed" in tr.second["error"]

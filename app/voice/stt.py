@@ -717,15 +717,22 @@ class WhisperSTT:
             lock, got = self.lock, False
             if lock is not None:
                 got = lock.acquire("stt", timeout=self.config.lock_timeout_s)
+            s1: dict[str, float] = {}
+            s2: dict[str, float] = {}
             try:
                 s1 = self._forced_logprobs(a["enc"], a["ids"], a["frames"], a["tok"], texts)
                 s2 = second._forced_logprobs(b["enc"], b["ids"], b["frames"], b["tok"], texts)
+            except Exception as exc:  # noqa: BLE001 - a failed second look keeps the first
+                log.warning("joint second opinion failed, first hearing kept: %s", exc)
+                info["error"] = f"{type(exc).__name__}: {exc}"
             finally:
                 if got:
                     lock.release()
-            picked = choose_joint(current, top, s1, s2, self.scorer, self.config.domain_weight,
-                                  self.config.joint_first_weight, self.config.joint_max_gap)
-            info["scores"] = {t: [round(s1[t], 3), round(s2[t], 3)] for t in texts}
+            if s1 and s2:
+                picked = choose_joint(current, top, s1, s2, self.scorer,
+                                      self.config.domain_weight, self.config.joint_first_weight,
+                                      self.config.joint_max_gap)
+                info["scores"] = {t: [round(s1[t], 3), round(s2[t], 3)] for t in texts}
         info["taken"] = picked != current
         first.ms += other.ms + _ms(t0)
         info["ms"] = round(other.ms + _ms(t0), 1)
