@@ -163,6 +163,18 @@ def test_a_number_said_as_an_estimate_is_no_slice(con: Console) -> None:
     assert con.say("axial down 20ish") == [("IV.SHOW_MOVE", {"axial": "-20"})]
 
 
+def test_a_persons_number_and_a_tag_question_give_no_direction() -> None:
+    con = Console()
+    acts = con.say_after(["show the CT"], "She's 60ish, right? Show the age.")
+    assert acts == [("IR.SHOW", {"fields": ["age", "sex"]})], acts
+    assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 256, "sagittal": 256}
+    acts = con.say("That's the lower lobe, right? Zoom in on it.")
+    assert all("sagittal" not in (p.get("plane"), *p) for _, p in acts), acts
+    assert con.snap["iv"]["pos"]["sagittal"] == 256
+    # "right" as a direction still moves: a question about it is not a tag
+    assert con.say("Move it to the right?") == [("IV.SHOW_MOVE", {"sagittal": "+10"})]
+
+
 # ------------------------------------------------------------------ thinking aloud, then the request
 @pytest.mark.parametrize("before, text, want", [
     (["show the model"], "I think I need the middle lobe to judge the fissure, add it.",

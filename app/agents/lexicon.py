@@ -2060,6 +2060,9 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     # wasn't she? let me see the age")
     (r"\b(\d+|(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)) ?something\b", ""),
     (r"\b(\d+) ish\b", "\\1"),  # "down 20ish": about 20
+    # a number said of a person is her age, never a slice ("she's 60 ish, show the age")
+    (r"\b(she|he)( is| was| must be| should be)? (about |around |maybe |nearly |over )?"
+     r"\d+( ish)?\b", "\\1"),
     # a tag question adds nothing ("her FEV1 was borderline, wasn't it, ...")
     (r",? (is|was|are|were|does|did|has|have|do) not (it|she|he|they|there) ?(,|$)", ","),
     (r"\b(closer|further|farther|bigger|smaller|larger|higher|lower|more|less) than "

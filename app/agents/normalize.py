@@ -107,6 +107,10 @@ def _ascii_fold(text: str) -> str:
     return text
 
 
+_DIRECTION_WORDS = frozenset({"right", "left", "up", "down", "forward", "back", "backward",
+                              "backwards", "again", "more", "further"})
+
+
 def _punctuation(text: str) -> str:
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)  # 1,000 -> 1000
     text = re.sub(r"(?<=\d)ish\b", " ish", text)  # "60ish" (an estimate) -> "60 ish"
@@ -118,6 +122,11 @@ def _punctuation(text: str) -> str:
     text = re.sub(r"(?<=\w)-(?=[a-z])", " ", text)  # "right-upper", "x-ray"
     text = re.sub(r"(?<=[a-z])-(?=\d)", " ", text)  # "fev-1"
     text = re.sub(r"(\d)\s*%", r"\1 percent", text)
+    # a tag question asks for agreement and gives no direction ("she's 60ish, right? show
+    # the age"; "that's the lower lobe, right? zoom in on it")
+    text = re.sub(r"([a-z0-9']+)\s*,\s*right\s*\?",
+                  lambda m: m.group(0) if m.group(1) in _DIRECTION_WORDS else m.group(1) + ".",
+                  text)
     # a sentence break inside the command is a pause ("that's the apex. the model now";
     # "a bit far forward; back by ten"; "wasn't it? put the PFT up")
     text = re.sub(r"(?<=[a-z0-9'])\s*[;?!]+\s*(?=[a-z0-9])", ", ", text)
@@ -1277,6 +1286,10 @@ class CommandScorer:
 
     def _fixed(self, text: str) -> str:
         return correct(normalize(text), protected=self.vocabulary).text
+
+    def reading(self, text: str) -> str:
+        """``text`` as the console reads it after normalisation and repair."""
+        return self._fixed(text)
 
     def coverage(self, text: str) -> float:
         toks = [t for t in tokens_of(self._fixed(text)) if t != ","]
