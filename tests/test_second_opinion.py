@@ -23,7 +23,7 @@ class Scorer:
 
     def coverage(self, text: str) -> float:
         toks = [t.strip(".,?!").lower() for t in text.split()]
-        return sum(t in self.words for t in toks) / max(1, len(toks))
+        return sum(t in self.words or t.isdigit() for t in toks) / max(1, len(toks))
 
     def pinned(self, text: str) -> bool:
         return "stapler" in text.lower()
@@ -33,23 +33,27 @@ class Scorer:
 
 
 class Second:
-    def __init__(self, text: str) -> None:
-        self.text, self.calls = text, 0
+    def __init__(self, text: str, logprob: float | None = None) -> None:
+        self.text, self.calls, self.logprob = text, 0, logprob
 
     def transcribe(self, audio: Any) -> Transcript:
         self.calls += 1
-        return Transcript(self.text, ms=300.0, model="base")
+        alts = [(self.text, self.logprob, 1.0)] if self.logprob is not None else []
+        return Transcript(self.text, ms=300.0, model="base", alternatives=alts)
 
 
-def stt_with(second_text: str, **cfg: Any) -> tuple[WhisperSTT, Second]:
+def stt_with(second_text: str, second_logprob: float | None = None, **cfg: Any,
+             ) -> tuple[WhisperSTT, Second]:
     stt = WhisperSTT(SttConfig(**cfg), lock=None, scorer=Scorer())
-    second = Second(second_text)
+    second = Second(second_text, second_logprob)
     stt._second = second  # type: ignore[assignment]
     return stt, second
 
 
-def first(text: str, dropped: list[str] | None = None) -> Transcript:
-    return Transcript(text, ms=100.0, model="tiny.en", dropped=dropped or [])
+def first(text: str, dropped: list[str] | None = None, logprob: float | None = None,
+          ) -> Transcript:
+    alts = [(text, logprob, 1.0)] if logprob is not None else []
+    return Transcript(text, ms=100.0, model="tiny.en", dropped=dropped or [], alternatives=alts)
 
 
 def test_taken_when_it_reads_as_more_of_a_command() -> None:
@@ -57,15 +61,39 @@ def test_taken_when_it_reads_as_more_of_a_command() -> None:
     tr = stt.second_opinion(AUDIO, first("Show the city."))
     assert tr.text == "Show the CT." and tr.model == "base" and second.calls == 1
     assert tr.second == {"model": "base", "text": "Show the CT.", "taken": True,
-                         "first_text": "Show the city.", "first_model": "tiny.en", "ms": 300.0}
+                         "first_text": "Show the city.", "first_model": "tiny.en", "ms": 300.0,
+                         "why": "not console words"}
     assert tr.ms == 400.0 and tr.to_dict()["second"]["taken"] is True
 
 
-def test_not_asked_when_the_first_hearing_is_all_console_words_or_out_of_scope() -> None:
-    for text in ("Zoom in.", "Hand me the stapler."):
-        stt, second = stt_with("Show the CT.")
-        tr = stt.second_opinion(AUDIO, first(text))
+def test_not_asked_when_the_first_hearing_is_sure_console_words_or_out_of_scope() -> None:
+    for text, lp in (("Zoom in.", None), ("Zoom in.", -0.1), ("Hand me the stapler.", -2.0)):
+        stt, second = stt_with("Show the CT.", -0.05)
+        tr = stt.second_opinion(AUDIO, first(text, logprob=lp))
         assert tr.text == text and second.calls == 0 and tr.second is None
+
+
+def test_an_unsure_all_console_hearing_yields_to_a_surer_one() -> None:
+    # tiny unsure of console words ("Tilt the right lung." -0.82): base's all-console
+    # hearing wins only when base is surer by the margin
+    stt, second = stt_with("Show the CT.", -0.2)
+    tr = stt.second_opinion(AUDIO, first("Zoom in.", logprob=-0.8))
+    assert tr.text == "Show the CT." and second.calls == 1
+    assert tr.second is not None and tr.second["why"] == "unsure" and tr.second["taken"]
+    for other, lp in (("Show the CT.", -0.7),          # not surer by 0.2
+                      ("Show the city.", -0.1),         # not all console words
+                      ("Show the CT stapler.", -0.1),   # out of scope
+                      ("Davinci, zoom in.", -0.1)):     # adds a wake word
+        stt, second = stt_with(other, lp)
+        tr = stt.second_opinion(AUDIO, first("Zoom in.", logprob=-0.8))
+        assert tr.text == "Zoom in." and second.calls == 1, other
+        assert tr.second is not None and tr.second["taken"] is False
+    # numbers are tiny's to hear: base writing a term for one is not taken
+    stt, second = stt_with("Zoom in the CT.", -0.1)
+    assert stt.second_opinion(AUDIO, first("Zoom in 50.", logprob=-0.8)).text == "Zoom in 50."
+    stt, second = stt_with("Show the CT.", -0.05, second_below_logprob=None)
+    assert stt.second_opinion(AUDIO, first("Zoom in.", logprob=-0.8)).text == "Zoom in."
+    assert second.calls == 0
 
 
 def test_kept_first_when_the_second_covers_no_more_is_out_of_scope_or_adds_a_wake() -> None:

@@ -1070,6 +1070,7 @@ def test_soundalike_rewrites_propose_console_words_for_unknown_ones() -> None:
     # Every word known (or a number): nothing to propose; the limit holds.
     assert variants("Zoom in on the nodule.") == []
     assert variants("Coronal plus 40.") == []
+    assert variants("Show the 3D model.") == []  # "3D" is one word, not "3" and "D"
     assert len(variants("Let me know when the stapler is ready.", limit=3)) <= 3
     sc = SoundalikeScorer(limit=2)
     assert len(sc.variants("What's at the very top of the skin?")) == 2
@@ -1096,3 +1097,26 @@ def test_choose_soundalike_needs_the_audio_to_agree() -> None:
     assert choose_soundalike("Chill the CT.", "Chill the CT.",
                              {"Chill the CT.": -0.4, "Davinci, show the CT.": -0.2}, sc) is None
     assert choose_soundalike(top, top, {"Show the right lung.": -0.2}, sc) is None
+
+
+def test_choose_repair_lets_the_audio_pick_between_spelling_repairs() -> None:
+    from app.agents.soundalike import SoundalikeScorer
+    from app.voice.stt import choose_repair
+
+    sc = SoundalikeScorer()
+    top = "Asterior 20."  # the text correction reads it "anterior 20": spelling alone
+    assert sc.reading(top) == "anterior 20"
+    # measured forced decodes (dev split, Piper voice, "posterior 20" said)
+    scores = {top: -0.788, "Anterior 20.": -3.021, "Posterior 20.": -1.719}
+    assert choose_repair(top, top, scores, sc, 1.0, 0.75) == "Posterior 20."
+    # the audio prefers the correction's reading, or not by the margin: the correction stays
+    assert choose_repair(top, top, {**scores, "Anterior 20.": -1.5}, sc, 1.0, 0.75) is None
+    # too far below Whisper's own reading
+    assert choose_repair(top, top, scores, sc, 0.5, 0.75) is None
+    # no rewrite reads as the correction does: nothing to compare with, the correction stays
+    assert choose_repair(top, top, {top: -0.788, "Posterior 20.": -0.9}, sc, 1.0, 0.75) is None
+    # out of scope is never repaired into a command; the wake word never changes
+    oos = "Page the pathologist."
+    assert choose_repair(oos, oos, {oos: -0.3, "Page the PFT.": -0.31}, sc) is None
+    assert choose_repair(top, top, {**scores, "Davinci, posterior 20.": -0.8}, sc, 1.0,
+                         0.75) == "Posterior 20."

@@ -43,7 +43,7 @@ _EXTRA = (
     "down", "left", "right", "forward", "back", "front", "bigger", "smaller", "max", "min",
     "middle", "ax", "cor", "sag", "ant", "post", "lat", "in", "out", "all", "lung", "lungs",
 )
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9']*|\d+")
+_WORD_RE = re.compile(r"\d+[A-Za-z]+|[A-Za-z][A-Za-z0-9']*|\d+")  # "3D" is one word
 MIN_SIMILARITY = 55.0
 # Whole short commands Whisper tends to hear as other words ("Two men." for "zoom in").
 _PHRASES = ("zoom in", "zoom out", "erase all")

@@ -122,6 +122,11 @@ class SttConfig:
     # are scored against the audio (forced decode) and may win. 0 turns it off.
     soundalikes: int = 8
     soundalike_gap: float = 0.5         # dev split: 0.5 and 1.0 alike clean, 0.5 safer
+    # A hearing the text correction would repair by spelling ("Asterior 20." → anterior) has
+    # its repair checked by the audio too (see choose_repair).
+    repair_by_sound: bool = True
+    repair_gap: float = 1.0
+    repair_margin: float = 0.75
     # Second opinion (see WhisperSTT.second_opinion): a command whose hearing is not wholly
     # console words is transcribed again by this larger model; its hearing wins when it reads
     # as more of a command. None turns it off.
@@ -139,6 +144,13 @@ class SttConfig:
     # split replays (docs/BENCHMARKS.md): share 0.5 beat 0.7 and 0.85; -0.5 did as well as
     # checking every command (475 vs 472 of 630) and skips base on ~55% of clean commands.
     second_mode: str = "coverage"
+    # Coverage mode: a hearing that is all console words but that tiny was unsure of (its
+    # log-probability below ``second_below_logprob``) is asked about too, and base's hearing
+    # wins when it is all console words and base is surer of it by ``second_margin`` ("Tilt
+    # the right lung." -0.82 → base "Show the right lung." -0.23) and says the same numbers.
+    # None: never asked.
+    second_below_logprob: float | None = -0.3
+    second_margin: float = 0.2
     joint_first_weight: float = 0.5
     joint_below_logprob: float | None = -0.5
     joint_max_gap: float | None = 0.5   # see choose_joint; dev: out-of-scope espeak +7, commands −3
@@ -375,6 +387,10 @@ class DomainScorer:
         """Rewrites of ``text`` with console words that sound alike (may be empty)."""
         return []
 
+    def reading(self, text: str) -> str:  # pragma: no cover - interface
+        """What the console reads ``text`` as after its own (spelling) correction."""
+        return text
+
 
 def _default_scorer() -> DomainScorer | None:
     try:
@@ -455,6 +471,52 @@ def choose_soundalike(top: str, current: str, scores: dict[str, float],
             continue
         if lp + weight * cov > best_score:
             best, best_score = text, lp + weight * cov
+    return best
+
+
+def _numbers(text: str) -> list[str]:
+    """The numbers a hearing says, as the console reads them ("Right, 50." → ["50"]). Tiny
+    hears numbers well; the vocabulary prompt makes base write a term for one ("Right, FVC."
+    for "right 50", "sagittal plus surgery" for "... plus 30"), so a surer second hearing
+    must say the same numbers."""
+    try:
+        from app.agents.normalize import normalize  # noqa: PLC0415
+    except Exception:  # noqa: BLE001 - the agents layer missing: digits as written
+        return sorted(re.findall(r"\d+", text))
+    return sorted(re.findall(r"\d+", normalize(text)))
+
+
+def choose_repair(top: str, current: str, scores: dict[str, float], scorer: DomainScorer,
+                  max_gap: float = 0.5, margin: float = 0.0) -> str | None:
+    """Let the audio choose how a hearing the console would repair by spelling is repaired.
+
+    A transcript can read wholly as console words only because the text correction fixes a
+    word Whisper wrote ("Asterior 20." is read "anterior 20"), and spelling cannot tell
+    which console word was said ("asterior" is as near "posterior"). ``scores``: per-token
+    log-probability under the audio of ``top``, ``current`` and sound-alike rewrites of
+    ``current``. A rewrite wins when it reads wholly as console words, is within ``max_gap``
+    of Whisper's first choice, the audio prefers it to every rewrite that reads as the
+    correction would, and one such rewrite was proposed (so the choice is between readings
+    the sound supports; otherwise the correction stays). Out-of-scope readings never win or
+    lose, and the wake word never changes."""
+    if top not in scores or current not in scores or scorer.pinned(top) or \
+            scorer.pinned(current):
+        return None
+    wake = _starts_with_wake(top)
+    reading = scorer.reading(current)
+    cands = [t for t in scores if t not in (top, current)]
+    agree = [scores[t] for t in cands if scorer.reading(t) == reading]
+    if not agree:
+        return None
+    best, best_lp = None, max(agree) + margin
+    for text in cands:
+        lp = scores[text]
+        if lp <= best_lp or lp < scores[top] - max_gap or _starts_with_wake(text) != wake:
+            continue
+        if scorer.reading(text) == reading or scorer.coverage(text) < 1.0 or \
+                scorer.pinned(text):
+            continue
+        best, best_lp = text, lp
     return best
 
 
@@ -673,8 +735,12 @@ class WhisperSTT:
         joint = cfg.second_mode == "joint" and scoring is not None
         if text and scorer.pinned(text):
             return first
-        if text and cov >= 1.0 and not (joint and cfg.joint_below_logprob is not None and
-                                        (first.logprob or 0.0) < cfg.joint_below_logprob):
+        lp1 = first.logprob
+        unsure = bool(text) and cov >= 1.0 and not joint and lp1 is not None and \
+            cfg.second_below_logprob is not None and lp1 < cfg.second_below_logprob
+        if text and cov >= 1.0 and not unsure and not (
+                joint and cfg.joint_below_logprob is not None and
+                (lp1 or 0.0) < cfg.joint_below_logprob):
             return first
         second = self.second_stt()
         if second is None:
@@ -685,9 +751,17 @@ class WhisperSTT:
             return self._joint(first, scoring, other, other_scoring, second)
         t2 = other.text or ""
         taken = bool(t2) and not scorer.pinned(t2) and \
-            _starts_with_wake(t2) == _starts_with_wake(text) and scorer.coverage(t2) > cov
+            _starts_with_wake(t2) == _starts_with_wake(text)
+        if unsure:  # both all console words: the surer model's hearing, same numbers
+            lp2 = other.logprob
+            taken = taken and t2 != text and scorer.coverage(t2) >= 1.0 and lp2 is not None \
+                and lp1 is not None and lp2 > lp1 + cfg.second_margin and \
+                _numbers(t2) == _numbers(text)
+        else:
+            taken = taken and scorer.coverage(t2) > cov
         info = {"model": other.model, "text": t2, "taken": taken, "first_text": text,
-                "first_model": first.model, "ms": round(other.ms, 1)}
+                "first_model": first.model, "ms": round(other.ms, 1),
+                "why": "unsure" if unsure else "not console words"}
         if not taken:
             first.second = info
             first.ms += other.ms
@@ -799,8 +873,10 @@ class WhisperSTT:
         chosen, covs = choose_hypothesis(hyps, self.scorer, cfg.domain_weight,
                                          cfg.max_logprob_gap, cfg.min_coverage)
         alts = [(t, lp, c) for (t, lp), c in zip(hyps, covs, strict=True)]
-        if cfg.soundalikes > 0 and self.scorer is not None and covs[chosen] < 1.0 and hyps[0][0]:
-            picked = self._soundalike(enc, ids, content, tok, hyps[0][0], hyps[chosen][0])
+        if cfg.soundalikes > 0 and self.scorer is not None and hyps[0][0] and (
+                covs[chosen] < 1.0 or cfg.repair_by_sound):
+            picked = self._soundalike(enc, ids, content, tok, hyps[0][0], hyps[chosen][0],
+                                      repair=covs[chosen] >= 1.0)
             if picked is not None:
                 text_, lp_ = picked
                 alts.append((text_, lp_, self.scorer.coverage(text_)))
@@ -814,24 +890,30 @@ class WhisperSTT:
         return ([seg] if text else []), (alts, chosen)
 
     def _soundalike(self, enc: Any, prompt_ids: list[int], frames: int, tok: Any, top: str,
-                    current: str) -> tuple[str, float] | None:
+                    current: str, repair: bool = False) -> tuple[str, float] | None:
         """Score sound-alike rewrites of the top and current hypotheses against the audio and
         return the winning rewrite with its per-token log-probability (see
-        :func:`choose_soundalike`). The encoder output is reused; one batched forced decode."""
+        :func:`choose_soundalike`; with ``repair``, a hearing wholly of console words after
+        correction, rewrites of ``current`` only and :func:`choose_repair`). The encoder
+        output is reused; one batched forced decode."""
         scorer, cfg = self.scorer, self.config
         variants = getattr(scorer, "variants", None)
         if variants is None or scorer is None or scorer.pinned(top):
             return None
         cands: list[str] = []
-        for t in dict.fromkeys((current, top)):
+        for t in dict.fromkeys((current,) if repair else (current, top)):
             cands += [v for v in variants(t) if v not in cands]
         cands = cands[:cfg.soundalikes]
         if not cands:
             return None
         texts = list(dict.fromkeys((top, current, *cands)))
         scores = self._forced_logprobs(enc, prompt_ids, frames, tok, texts)
-        best = choose_soundalike(top, current, scores, scorer, cfg.domain_weight,
-                                 cfg.soundalike_gap)
+        if repair:
+            best = choose_repair(top, current, scores, scorer, cfg.repair_gap,
+                                 cfg.repair_margin)
+        else:
+            best = choose_soundalike(top, current, scores, scorer, cfg.domain_weight,
+                                     cfg.soundalike_gap)
         self.last_soundalikes = {"scored": {t: round(v, 3) for t, v in scores.items()},
                                  "picked": best}
         return (best, scores[best]) if best is not None else None
