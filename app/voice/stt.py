@@ -123,7 +123,8 @@ class SttConfig:
     soundalikes: int = 8
     soundalike_gap: float = 0.5         # dev split: 0.5 and 1.0 alike clean, 0.5 safer
     # A hearing the text correction would repair by spelling ("Asterior 20." → anterior) has
-    # its repair checked by the audio too (see choose_repair).
+    # its repair checked by the audio too (see choose_repair). Dev split: 2 of 53 such
+    # hearings changed, the right one by 1.30, a wrong one by 0.56, hence the margin.
     repair_by_sound: bool = True
     repair_gap: float = 1.0
     repair_margin: float = 0.75
