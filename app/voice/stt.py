@@ -899,7 +899,8 @@ class WhisperSTT:
         output is reused; one batched forced decode."""
         scorer, cfg = self.scorer, self.config
         variants = getattr(scorer, "variants", None)
-        if variants is None or scorer is None or scorer.pinned(top):
+        if variants is None or scorer is None or scorer.pinned(top) or (
+                repair and not hasattr(scorer, "reading")):  # a plain scorer: no repair
             return None
         cands: list[str] = []
         for t in dict.fromkeys((current,) if repair else (current, top)):
