@@ -107,6 +107,9 @@ def _ascii_fold(text: str) -> str:
     return text
 
 
+# Words after which ", right?" is one more step ("go right, right, right?"), not a tag
+# question; a small set of its own: the grammar's DIRECTIONS (app.agents.lexicon) import this
+# module.
 _DIRECTION_WORDS = frozenset({"right", "left", "up", "down", "forward", "back", "backward",
                               "backwards", "again", "more", "further"})
 

@@ -505,17 +505,17 @@ def choose_repair(top: str, current: str, scores: dict[str, float], scorer: Doma
         return None
     wake = _starts_with_wake(top)
     reading = scorer.reading(current)
-    cands = [t for t in scores if t not in (top, current)]
-    agree = [scores[t] for t in cands if scorer.reading(t) == reading]
+    # each rewrite's reading once: the text correction is the costly part
+    cands = {t: scorer.reading(t) for t in scores if t not in (top, current)}
+    agree = [scores[t] for t, r in cands.items() if r == reading]
     if not agree:
         return None
     best, best_lp = None, max(agree) + margin
-    for text in cands:
+    for text, r in cands.items():
         lp = scores[text]
         if lp <= best_lp or lp < scores[top] - max_gap or _starts_with_wake(text) != wake:
             continue
-        if scorer.reading(text) == reading or scorer.coverage(text) < 1.0 or \
-                scorer.pinned(text):
+        if r == reading or scorer.coverage(text) < 1.0 or scorer.pinned(text):
             continue
         best, best_lp = text, lp
     return best
