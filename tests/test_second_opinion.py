@@ -159,7 +159,7 @@ def test_no_second_opinion_from_the_same_model() -> None:
 
 # --------------------------------------------------------------------- the joint second opinion
 def test_choose_joint_takes_the_reading_both_models_support() -> None:
-    from app.voice.stt import choose_joint
+    from app.voice.hearing_choice import choose_joint
 
     sc = Scorer()
     # tiny's own choice "Show the city." against base's "Show the CT.": base finds the city
@@ -173,7 +173,7 @@ def test_choose_joint_takes_the_reading_both_models_support() -> None:
 
 
 def test_choose_joint_never_trades_for_out_of_scope_or_a_wake_word() -> None:
-    from app.voice.stt import choose_joint
+    from app.voice.hearing_choice import choose_joint
 
     sc = Scorer()
     s = {"Show the city.": -0.9, "Show the stapler.": -0.1, "Davinci, show the CT.": -0.1}
@@ -243,7 +243,7 @@ def test_joint_mode_scores_both_hearings_with_both_models(monkeypatch: Any) -> N
 
 
 def test_choose_joint_keeps_far_fetched_console_readings_out() -> None:
-    from app.voice.stt import choose_joint
+    from app.voice.hearing_choice import choose_joint
 
     sc = Scorer()
     # both models find "What's the biggest?" likely; "Show the CT." is all console words but

@@ -648,7 +648,7 @@ def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
 
 def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
     from app.agents.normalize import CommandScorer
-    from app.voice.stt import choose_hypothesis
+    from app.voice.hearing_choice import choose_hypothesis
 
     sc = CommandScorer()
     # Beams measured on the dev split (tiny.en, Piper voice): the command is in the beam but
@@ -1079,7 +1079,7 @@ def test_soundalike_rewrites_propose_console_words_for_unknown_ones() -> None:
 
 def test_choose_soundalike_needs_the_audio_to_agree() -> None:
     from app.agents.soundalike import SoundalikeScorer
-    from app.voice.stt import choose_soundalike
+    from app.voice.hearing_choice import choose_soundalike
 
     sc = SoundalikeScorer()
     top = "Chill the right lung."
@@ -1101,7 +1101,7 @@ def test_choose_soundalike_needs_the_audio_to_agree() -> None:
 
 def test_choose_repair_lets_the_audio_pick_between_spelling_repairs() -> None:
     from app.agents.soundalike import SoundalikeScorer
-    from app.voice.stt import choose_repair
+    from app.voice.hearing_choice import choose_repair
 
     sc = SoundalikeScorer()
     top = "Asterior 20."  # the text correction reads it "anterior 20": spelling alone
