@@ -322,6 +322,15 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     ("show the 3v model", "show the 3d model"),
     ("grace all", "erase all"),
     ("brace all", "erase all"),
+    # the 3D views' and the planes' shorthand as the whole command, written as words
+    ("and view", "ant view"),
+    ("end view", "inf view"),
+    ("in view", "inf view"),
+    ("let us view", "lat view"),
+    ("right, let us view", "right lat view"),
+    ("left lot view", "left lat view"),
+    ("4 +40", "cor +40"),
+    ("4 down 20", "cor down 20"),
 ])
 def test_correct_repairs_recogniser_slips(heard, meant):
     from app.agents.lexicon import VOCABULARY
@@ -347,6 +356,11 @@ def test_correct_repairs_recogniser_slips(heard, meant):
     "are you well",
     "hello, are you well",
     "say grace all together",
+    "show the ct and view",
+    "rotate it in view",
+    "let us view the ct",
+    "4 +40 on the axial",
+    "move 4 up 20",
 ])
 def test_recogniser_slip_rules_leave_ordinary_words(sentence):
     from app.agents.lexicon import VOCABULARY
@@ -358,3 +372,18 @@ def test_recogniser_slip_rules_leave_ordinary_words(sentence):
 def test_a_lone_and_is_nothing_said():
     assert validate("and").empty          # Whisper's "And" for a breath or a trailing "um"
     assert not validate("and then zoom in").empty
+
+
+@pytest.mark.parametrize("heard, meant", [
+    ("x40", "ax 40"),            # "ax 40": Whisper loses the unstressed a
+    ("X 120.", "ax 120"),
+    ("show the ct, x40", "show the ct, ax 40"),
+    ("Sag-40.", "sag 40"),       # the hyphen alone cannot say "minus": the audio decides
+])
+def test_normalize_reads_plane_shorthand_as_whisper_writes_it(heard, meant):
+    assert normalize(heard) == meant
+
+
+def test_normalize_keeps_an_x_that_is_no_plane():
+    assert normalize("zoom x2") == "zoom x2"
+    assert normalize("the x 40 view") == "the x 40 view"

@@ -1077,6 +1077,18 @@ def test_soundalike_rewrites_propose_console_words_for_unknown_ones() -> None:
     assert sc.coverage("Zoom in.") == 1.0 and sc.pinned("Page the pathologist.")
 
 
+def test_soundalike_rewrites_offer_both_readings_of_a_hyphenated_plane_step() -> None:
+    from app.agents.soundalike import SoundalikeScorer
+
+    sc = SoundalikeScorer()
+    # Whisper writes "sag minus 40" as "sag-40" and "ax 40" as "Ax-40": the audio picks
+    assert sc.variants("sag-40.")[:2] == ["sag minus 40.", "sag 40."]
+    assert sc.variants("Ax-40.")[:2] == ["Ax minus 40.", "Ax 40."]
+    assert sc.variants("X-30.")[:2] == ["X minus 30.", "X 30."]
+    assert sc.variants("Show the CT.") == []
+    assert sc.variants("Covid-19.") == [] or "Covid minus 19." not in sc.variants("Covid-19.")
+
+
 def test_choose_soundalike_needs_the_audio_to_agree() -> None:
     from app.agents.soundalike import SoundalikeScorer
     from app.voice.hearing_choice import choose_soundalike

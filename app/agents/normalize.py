@@ -123,7 +123,9 @@ def _punctuation(text: str) -> str:
     text = re.sub(r"(?<![\w])([+-])\s+(?=\d)", r"\1", text)  # "+ 100" -> "+100"
     text = re.sub(r"\b3\s*-?\s*d\b", "3d", text)
     text = re.sub(r"(?<=\w)-(?=[a-z])", " ", text)  # "right-upper", "x-ray"
-    text = re.sub(r"(?<=[a-z])-(?=\d)", " ", text)  # "fev-1"
+    text = re.sub(r"(?<=[a-z])-(?=\d)", " ", text)  # "fev-1", "sag-40" (see below)
+    # "ax 40" written "x40" (the unstressed a lost), as a command of its own
+    text = re.sub(r"(?:^|(?<=, ))x ?(?=\d+\b)", "ax ", text)
     text = re.sub(r"(\d)\s*%", r"\1 percent", text)
     # a tag question asks for agreement and gives no direction ("she's 60ish, right? show
     # the age"; "that's the lower lobe, right? zoom in on it")
@@ -461,6 +463,16 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
      lambda m: f"{m.group(1) or m.group(3)} and the {m.group(2) or m.group(4)}",
      "'and' heard as 'in'"),
     (re.compile(r"\b3[bv] model\b"), "3d model", "spelled"),
+    # the 3D views' shorthand said as the whole command and written as words: "ant view" as
+    # "and view", "inf view" as "in view" / "end view", "lat view" as "let's view" / "lot
+    # view" (nothing else on this console is an "and view" or a "let's view")
+    (re.compile(r"^(?:and|an) view$"), "ant view", "shorthand heard as a word"),
+    (re.compile(r"^(?:end|in) view$"), "inf view", "shorthand heard as a word"),
+    (re.compile(r"^(?:(left|right)(?: ,)? )?(?:let us|lot|lap) view$"),
+     lambda m: f"{m.group(1) + ' ' if m.group(1) else ''}lat view", "shorthand heard as a word"),
+    # "cor plus 40" heard as "4 plus 40": a number cannot be moved by a step; the plane can
+    (re.compile(r"^4 (?=[+-]\d+$|(?:up|down|forward|back) \d+$)"), "cor ",
+     "shorthand heard as a number"),
     # "erase all" with its unstressed first vowel lost: "grace all", "brace all" (only as the
     # whole command or a clause of it)
     (re.compile(r"(?:^|(?<=, )|(?<=\band ))(?:grace|brace) all\b"), "erase all", "sounds like"),

@@ -110,16 +110,29 @@ def alike(span: str, limit: int = 2, min_similarity: float = MIN_SIMILARITY,
     return scored[:limit]
 
 
+# A plane followed by a hyphen and a number: Whisper writes "sag minus 40" as "sag-40" but
+# also "ax 40" as "Ax-40", so only the audio can say whether "minus" was spoken.
+_PLANE_HYPHEN = re.compile(r"\b(x|ax|axial|cor|coronal|sag|sagittal)-(\d+)\b", re.IGNORECASE)
+
+
+def _sign_readings(text: str) -> list[str]:
+    """Both readings of a hyphenated plane step ("Sag-40." → "Sag minus 40.", "Sag 40.")."""
+    if not _PLANE_HYPHEN.search(text):
+        return []
+    return [_PLANE_HYPHEN.sub(r"\1 minus \2", text), _PLANE_HYPHEN.sub(r"\1 \2", text)]
+
+
 def variants(text: str, *, max_span: int = 3, per_span: int = 2, limit: int = 8,
              known: frozenset[str] = frozenset()) -> list[str]:
     """``text`` rewritten with console terms where it holds words the console does not know.
 
     One rewrite per (span, term), best sounding first, then one with every unknown word's
     best term at once; at most ``limit``. Empty when every word is known."""
+    signs = _sign_readings(text)
     words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
     unknown = [i for i, (_, _, w) in enumerate(words) if not _known(w, known)]
     if not unknown:
-        return []
+        return signs[:limit]
     found: list[tuple[float, int, int, str]] = []  # (similarity, first, last, term)
     for i in unknown:
         for n in range(1, max_span + 1):
@@ -140,6 +153,7 @@ def variants(text: str, *, max_span: int = 3, per_span: int = 2, limit: int = 8,
             s = s[:words[a][0]] + rep + s[words[b][1]:]
         return s
 
+    out += signs
     for f in found:
         v = rewrite([f])
         if v not in out and v != text:
