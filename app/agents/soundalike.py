@@ -8,6 +8,8 @@ alike (metaphone and spelling similarity, RapidFuzz), and the transcript rewritt
 The speech recogniser then scores every proposal against the audio (a forced decode) and a
 rewrite wins only when the audio supports it about as well as what Whisper wrote
 (``app.voice.stt``). Nothing here is tuned to sentences: the terms come from the vocabulary.
+It also proposes both readings of what Whisper writes ambiguously: "sag-40" is "sag minus 40"
+or "sag 40" (:func:`_sign_readings`), and only the audio can tell.
 """
 
 from __future__ import annotations
