@@ -343,3 +343,30 @@ def test_wake_rescue_forces_the_name_only_where_the_audio_says_it(clips: dict[st
     assert "sho" in WakeWordSpotter().match(again).command.lower()
     for name in ("stapler", "coughing", "show_ct"):  # no name in the audio: no rescue
         assert ver.rescue(read_audio(clips[name])) is None, (name, ver.last_score)
+
+
+# ===================================================================== the third hearing
+def test_the_phrasing_model_hears_commands_in_real_audio(clips: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    pytest.importorskip("pocketsphinx")
+    from app.agents.soundalike import SoundalikeScorer
+    from app.voice.domain_asr import DomainRecognizer
+
+    rec = DomainRecognizer(cache_dir=tmp_path)  # the LM built from datasets/, cached there
+    sc = SoundalikeScorer()
+    for name in ("zoom_in", "show_ct"):
+        heard = rec.hear(read_audio(clips[name]))
+        assert heard and sc.coverage(heard) == 1.0, (name, heard)
+    silent = rec.hear(read_audio(clips["silence"]))  # at most a filler ("Um.")
+    assert not silent or sc.coverage(silent) < 1.0, silent
+    assert list(tmp_path.glob("*/domain.arpa"))  # built once, then reused from the cache
+
+
+def test_whisper_keeps_what_it_heard_as_console_words(clips: dict[str, Path],
+                                                      whisper: Any) -> None:
+    pytest.importorskip("pocketsphinx")
+    whisper.last_domain = None
+    tr = whisper.transcribe(clips["show_ct"])
+    assert "ct" in tr.text.lower()
+    # a hearing wholly of console words is never put to the phrasing model
+    assert whisper.last_domain is None

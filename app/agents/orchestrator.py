@@ -126,6 +126,8 @@ class Orchestrator:
                 stages["stt"]["logprob"] = round(float(stt["logprob"]), 3)
             if stt.get("second"):  # a second model was asked (app.voice.stt.second_opinion)
                 stages["stt"]["second"] = stt["second"]
+            if stt.get("domain"):  # the phrasing model's hearing (app.voice.domain_asr)
+                stages["stt"]["domain"] = stt["domain"]
         try:
             if self.strategy == "visa":
                 record = self._run_visa(text, stages, flow, alternatives)

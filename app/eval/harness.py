@@ -159,7 +159,8 @@ def _run_row(orch: Orchestrator, row: Row, mode: str, transcriber: Transcriber |
             heard[k] = {"text": str(t.get("text") or ""), "ms": t.get("ms", 0),
                         "audio": str(voices[k]),
                         **({"logprob": t["logprob"]} if t.get("logprob") is not None else {}),
-                        **({"second": t["second"]} if t.get("second") else {})}
+                        **({"second": t["second"]} if t.get("second") else {}),
+                        **({"domain": t["domain"]} if t.get("domain") else {})}
         return heard[k]
 
     self_looping = _loops_on_invalid(orch)

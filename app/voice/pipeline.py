@@ -801,6 +801,8 @@ class VoicePipeline:
                         "logprob": getattr(tr, "logprob", None)}
             if getattr(tr, "second", None):
                 stt_info["second"] = dict(tr.second)
+            if getattr(tr, "domain", None):
+                stt_info["domain"] = dict(tr.domain)
         t0 = time.perf_counter()
         try:
             record = self._call_handler(command, stt_info) or {}

@@ -71,6 +71,7 @@ from app.voice.hearing_choice import (  # noqa: E402
     _default_scorer,
     _numbers,
     _starts_with_wake,
+    choose_domain_hearing,
     choose_hypothesis,
     choose_joint,
     choose_repair,
@@ -141,6 +142,12 @@ class SttConfig:
     repair_by_sound: bool = True
     repair_gap: float = 1.0
     repair_margin: float = 0.75
+    # A third hearing (app.voice.domain_asr, choose_domain_hearing): pocketsphinx with a
+    # language model of the console's phrasings, offered where Whisper's hearing is not
+    # console words, within ``domain_asr_gap`` of Whisper's first choice when Whisper is forced
+    # through it. Off: False (or pocketsphinx missing).
+    domain_asr: bool = True
+    domain_asr_gap: float = 2.5
     # Second opinion (see WhisperSTT.second_opinion): a command whose hearing is not wholly
     # console words is transcribed again by this larger model; its hearing wins when it reads
     # as more of a command. None turns it off.
@@ -210,6 +217,9 @@ class Transcript:
     #: When a second model was asked (see ``WhisperSTT.second_opinion``): its model, its
     #: text, whether it was taken, and the first model's text.
     second: dict[str, Any] | None = None
+    #: When the phrasing model's hearing was offered (app.voice.domain_asr): what it heard,
+    #: whether it was taken, and Whisper's forced scores of it and of its own first choice.
+    domain: dict[str, Any] | None = None
     #: What a later forced decode needs (encoder output, prompt, tokenizer, the beam's texts);
     #: kept only in memory, for the joint second opinion.
     scoring: dict[str, Any] | None = field(default=None, repr=False, compare=False)
@@ -236,7 +246,8 @@ class Transcript:
                 **({"alternatives": [[t, round(lp, 3), round(c, 3)]
                                      for t, lp, c in self.alternatives],
                     "chosen": self.chosen} if self.alternatives else {}),
-                **({"second": dict(self.second)} if self.second else {})}
+                **({"second": dict(self.second)} if self.second else {}),
+                **({"domain": dict(self.domain)} if self.domain else {})}
 
 
 # -------------------------------------------------------------------------------- filters
@@ -432,6 +443,8 @@ class WhisperSTT:
         self._model: Any = None
         #: The last sound-alike check: texts scored and the one picked (for tuning, traces).
         self.last_soundalikes: dict[str, Any] | None = None
+        #: The last phrasing-model hearing offered (app.voice.domain_asr) and whether taken.
+        self.last_domain: dict[str, Any] | None = None
         self._second: WhisperSTT | None = None
         self._second_failed = False
         self._last_scoring: dict[str, Any] | None = None
@@ -472,6 +485,7 @@ class WhisperSTT:
                 log.warning("STT ran while %s held the heavy-stage lock for %.0f s",
                             lock.holder, cfg.lock_timeout_s)
         self._last_scoring = None
+        self.last_domain = None
         try:
             segments, alts = self._decode(x, use_prompt,
                                           cfg.hotwords if prompt is not None else None,
@@ -501,6 +515,7 @@ class WhisperSTT:
         self._last_scoring = None
         if retried:
             tr.first_raw_text = first_raw
+        tr.domain = self.last_domain
         return tr
 
     def second_stt(self) -> WhisperSTT | None:
@@ -515,7 +530,7 @@ class WhisperSTT:
                 # the joint choice scores the second model's beam itself: its own sound-alike
                 # check would only cost time
                 self._second = WhisperSTT(replace(cfg, model=cfg.second_model,
-                                                  second_model=None,
+                                                  second_model=None, domain_asr=False,
                                                   soundalikes=0 if cfg.second_mode == "joint"
                                                   else cfg.soundalikes),
                                           lock=self.lock, scorer=self.scorer).load()
@@ -703,6 +718,14 @@ class WhisperSTT:
                 text_, lp_ = picked
                 alts.append((text_, lp_, self.scorer.coverage(text_)))
                 chosen = len(alts) - 1
+        # not for a forced prefix (the wake rescue) and not when a rewrite was just taken
+        if cfg.domain_asr and prefix is None and self.scorer is not None and hyps[0][0] \
+                and chosen < len(hyps) and covs[chosen] < 1.0:
+            picked = self._domain_hearing(x, enc, ids, content, tok, hyps[0][0],
+                                          hyps[chosen][0])
+            if picked is not None:
+                alts.append((picked[0], picked[1], 1.0))
+                chosen = len(alts) - 1
         text = alts[chosen][0]
         self._last_scoring = {"enc": enc, "ids": ids, "frames": content, "tok": tok,
                               "texts": list(dict.fromkeys(h for h, _ in hyps if h))}
@@ -739,6 +762,27 @@ class WhisperSTT:
                                      cfg.soundalike_gap)
         self.last_soundalikes = {"scored": {t: round(v, 3) for t, v in scores.items()},
                                  "picked": best}
+        return (best, scores[best]) if best is not None else None
+
+    def _domain_hearing(self, x: np.ndarray, enc: Any, prompt_ids: list[int], frames: int,
+                        tok: Any, top: str, current: str) -> tuple[str, float] | None:
+        """The phrasing model's hearing of ``x`` when :func:`choose_domain_hearing` takes it
+        (Whisper forced through it, the encoder output reused), with its log-probability."""
+        from app.voice.domain_asr import shared_recognizer  # noqa: PLC0415
+
+        rec = shared_recognizer()
+        if not rec.available:
+            return None
+        heard = rec.hear(x)
+        self.last_domain = {"heard": heard, "taken": False}
+        if not heard or heard == current or self.scorer is None:
+            return None
+        scores = self._forced_logprobs(enc, prompt_ids, frames, tok,
+                                       list(dict.fromkeys((top, heard))))
+        best = choose_domain_hearing(top, current, heard, scores, self.scorer,
+                                     self.config.domain_asr_gap)
+        self.last_domain = {"heard": heard, "taken": best is not None,
+                            "logprob": round(scores[heard], 3), "top": round(scores[top], 3)}
         return (best, scores[best]) if best is not None else None
 
     def _forced_logprobs(self, enc: Any, prompt_ids: list[int], frames: int, tok: Any,
@@ -812,7 +856,7 @@ def make_transcriber(model: str = DEFAULT_MODEL, *, strip_wake: bool = True, use
         return {"text": text, "ms": _ms(t0), "raw_text": tr.raw_text, "wake": wake,
                 "logprob": tr.logprob, "dropped": tr.dropped, "segments": d["segments"],
                 "speech_s": round(speech_s, 2), "model": tr.model,
-                **{k: d[k] for k in ("alternatives", "chosen", "second") if k in d}}
+                **{k: d[k] for k in ("alternatives", "chosen", "second", "domain") if k in d}}
 
     return transcribe
 
