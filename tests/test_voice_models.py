@@ -370,3 +370,19 @@ def test_whisper_keeps_what_it_heard_as_console_words(clips: dict[str, Path],
     assert "ct" in tr.text.lower()
     # a hearing wholly of console words is never put to the phrasing model
     assert whisper.last_domain is None
+
+
+def test_the_phrasing_model_is_not_asked_about_talk_while_waiting_for_the_name(
+        clips: dict[str, Path], whisper: Any) -> None:
+    pytest.importorskip("pocketsphinx")
+    try:
+        whisper.domain_needs_wake = True
+        whisper.transcribe(clips["coughing"])
+        assert whisper.last_domain is None
+        whisper.domain_needs_wake = False
+        tr = whisper.transcribe(clips["coughing"])  # talk, not console words: offered
+        assert whisper.last_domain is not None and "heard" in whisper.last_domain
+        assert tr.domain == whisper.last_domain
+        assert not tr.domain["taken"] or "cough" not in tr.text.lower()
+    finally:
+        whisper.domain_needs_wake = False

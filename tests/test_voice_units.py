@@ -781,6 +781,23 @@ def test_pipeline_wake_only_then_command() -> None:
                                  "off"]
 
 
+def test_pipeline_tells_the_stt_when_only_its_name_can_matter() -> None:
+    # waiting for the wake word, the STT may skip its extra work on other talk; for the
+    # command after a lone wake word it must not
+    p, _ = make_pipeline(["davinci", "zoom in"])
+    seen: list[bool] = []
+    p.stt.domain_needs_wake = False
+    orig = p.stt.transcribe
+
+    def transcribe(audio: np.ndarray) -> Transcript:
+        seen.append(p.stt.domain_needs_wake)
+        return orig(audio)
+
+    p.stt.transcribe = transcribe  # type: ignore[method-assign]
+    p.run([utterances(0.6), utterances(0.8)])
+    assert seen[0] is True and seen[-1] is False
+
+
 def test_pipeline_wake_only_times_out() -> None:
     p, events = make_pipeline(["davinci"], config=PipelineConfig(wake_timeout_s=2.0))
     x = np.concatenate([utterances(0.6), silence(3.0)])

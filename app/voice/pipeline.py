@@ -537,11 +537,18 @@ class VoicePipeline:
         self._spec_count += 1
         t0 = time.perf_counter()
         try:
-            tr = self.stt.transcribe(audio)
+            tr = self._transcribe(audio)
         except Exception:  # the endpoint will try again and report it
             log.debug("speculative transcription failed", exc_info=True)
             return
         self._spec = (key, tr, eos.silence_run_s, (time.perf_counter() - t0) * 1000, audio)
+
+    def _transcribe(self, audio: np.ndarray) -> Any:
+        # While the console waits for its name, only a hearing that starts with it matters:
+        # the STT's optional extra work on other talk is skipped (WhisperSTT.domain_needs_wake).
+        if hasattr(self.stt, "domain_needs_wake"):
+            self.stt.domain_needs_wake = self._phase == "wait_wake" and self.config.require_wake
+        return self.stt.transcribe(audio)
 
     def _take_speculation(self, ev: VadEvent) -> tuple[Any, float, float, np.ndarray] | None:
         spec, self._spec = self._spec, None
@@ -621,7 +628,7 @@ class VoicePipeline:
             ready = None
             stt_audio = audio
             try:
-                tr = self.stt.transcribe(audio)
+                tr = self._transcribe(audio)
             except Exception as exc:
                 log.exception("speech-to-text failed")
                 self._error(ErrorCode.STT_FAILED, f"Speech recognition failed ({exc}).", run)
