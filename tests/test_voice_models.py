@@ -362,9 +362,20 @@ def test_the_phrasing_model_hears_commands_in_real_audio(clips: dict[str, Path],
     assert list(tmp_path.glob("*/domain.arpa"))  # built once, then reused from the cache
 
 
-def test_whisper_keeps_what_it_heard_as_console_words(clips: dict[str, Path],
-                                                      whisper: Any) -> None:
+@pytest.fixture(scope="session")
+def whisper_domain(whisper: Any) -> Any:
+    """tiny.en with the phrasing model on (an option; the loaded model is shared)."""
+    from dataclasses import replace
+
+    from app.voice.stt import WhisperSTT
+
     pytest.importorskip("pocketsphinx")
+    return WhisperSTT(replace(whisper.config, domain_asr=True)).load()
+
+
+def test_whisper_keeps_what_it_heard_as_console_words(clips: dict[str, Path],
+                                                      whisper_domain: Any) -> None:
+    whisper = whisper_domain
     whisper.last_domain = None
     tr = whisper.transcribe(clips["show_ct"])
     assert "ct" in tr.text.lower()
@@ -373,8 +384,10 @@ def test_whisper_keeps_what_it_heard_as_console_words(clips: dict[str, Path],
 
 
 def test_the_phrasing_model_is_not_asked_about_talk_while_waiting_for_the_name(
-        clips: dict[str, Path], whisper: Any) -> None:
-    pytest.importorskip("pocketsphinx")
+        clips: dict[str, Path], whisper_domain: Any, whisper: Any) -> None:
+    whisper.transcribe(clips["coughing"])
+    assert whisper.last_domain is None  # off by default
+    whisper = whisper_domain
     try:
         whisper.domain_needs_wake = True
         whisper.transcribe(clips["coughing"])
