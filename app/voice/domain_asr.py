@@ -211,11 +211,11 @@ class DomainRecognizer:
 
     def _files(self, model_dir: Path) -> tuple[Path, Path]:
         texts = list(self._texts) if self._texts is not None else dataset_texts()
-        pronounce: set[str] = set()
-        cmudict = model_dir / "cmudict-en-us.dict"
-        for line in cmudict.read_text(encoding="utf-8").splitlines():
-            if line:
-                pronounce.add(line.split()[0].split("(")[0])
+        # (word, line) of the CMU dictionary, read once ("word(2)" is a second pronunciation)
+        cmudict = [(ln.split()[0].split("(")[0], ln) for ln in
+                   (model_dir / "cmudict-en-us.dict").read_text(encoding="utf-8").splitlines()
+                   if ln.strip()]
+        pronounce = {w for w, _ in cmudict}
         sents = [w for w in (spoken_words(t) for t in texts) if w and all(
             x in pronounce for x in w)]
         sents += [[WAKE, *s] for s in sents]  # "davinci, zoom in" in one breath
@@ -228,8 +228,7 @@ class DomainRecognizer:
             tmp = arpa.with_suffix(".tmp")
             tmp.write_text(build_lm(sents), encoding="utf-8")
             tmp.replace(arpa)
-            lines = [ln for ln in cmudict.read_text(encoding="utf-8").splitlines()
-                     if ln and ln.split()[0].split("(")[0] in used]
+            lines = [ln for w, ln in cmudict if w in used]
             tmp = dic.with_suffix(".tmp")
             tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
             tmp.replace(dic)

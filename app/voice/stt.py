@@ -783,8 +783,9 @@ class WhisperSTT:
             return None
         heard = rec.hear(x)
         self.last_domain = {"heard": heard, "taken": False}
-        if not heard or heard == current or self.scorer is None:
-            return None
+        if not heard or heard == current or self.scorer is None or \
+                self.scorer.coverage(heard) < 1.0 or self.scorer.pinned(heard):
+            return None  # cannot win (choose_domain_hearing): no forced decode for it
         scores = self._forced_logprobs(enc, prompt_ids, frames, tok,
                                        list(dict.fromkeys((top, heard))))
         best = choose_domain_hearing(top, current, heard, scores, self.scorer,
