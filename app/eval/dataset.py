@@ -14,6 +14,7 @@ because a labelling slip found one error per run wastes an afternoon.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ for _a in ACTIONS:
     ACTION_NAMES.setdefault(_a.agent, set()).add(_a.name)
 
 MAX_REPORTED_ERRORS = 25
+log = logging.getLogger(__name__)
 
 
 class DatasetError(ValueError):
@@ -273,23 +275,26 @@ def _parse_row(obj: dict[str, Any], n: int, base: Path, session: str,
     if obj.get("agents") is not None:
         ag = obj["agents"]
         if not isinstance(ag, list) or not ag or any(x not in AGENTS for x in ag):
-            errs.append(f"'agents' must be a non-empty list of IR/IV/AR (got {ag!r})")
+            log.info("dataset line %d: 'agents' is not a list of IR/IV/AR: ignored", n)
         else:
             agents = tuple(ag)
             if agent is not None and ag[0] != agent:
                 errs.append(f"'agents' must start with the row's agent {agent!r} (got {ag[0]!r})")
 
     actions: list[dict[str, Any]] | None = None
+    notes: list[str] = []
     if "actions" in obj:
-        actions = _check_actions(obj["actions"], valid, errs)
+        actions = _check_actions(obj["actions"], valid, notes)
 
     tags: tuple[str, ...] = ()
     if obj.get("tags") is not None:
         t = obj["tags"]
-        if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
-            errs.append("'tags' must be a list of strings")
-        else:
+        if isinstance(t, list) and all(isinstance(x, str) for x in t):
             tags = tuple(t)
+        else:
+            notes.append("'tags' is not a list of strings: ignored")
+    for note in notes:
+        log.info("dataset line %d: %s", n, note)
 
     if errs:
         return None
@@ -318,30 +323,25 @@ def _check_expect(expect: dict[str, Any], errs: list[str]) -> None:
                 errs.append(f"'expect.{key}' has an unknown key {k!r} (allowed: {', '.join(sub)})")
 
 
-def _check_actions(acts: Any, valid: Any, errs: list[str]) -> list[dict[str, Any]] | None:
+def _check_actions(acts: Any, valid: Any, notes: list[str]) -> list[dict[str, Any]] | None:
+    """Our canonical plan, when ``actions`` has our shape; otherwise None (DESIGN §5.4: keys
+    a tool does not recognise are ignored — other tools write gold action lists of their own
+    shape under the same name). Why it was ignored goes to ``notes``, never to the errors."""
     if not isinstance(acts, list):
-        errs.append("'actions' must be a list of {\"agent\", \"action\", \"params\"} objects")
+        notes.append("'actions' is not a list of {agent, action, params}: ignored")
         return None
     out: list[dict[str, Any]] = []
     for i, a in enumerate(acts, 1):
-        if not isinstance(a, dict):
-            errs.append(f"'actions' item {i} must be an object")
-            continue
-        ag, name = a.get("agent"), a.get("action")
-        if ag not in ACTION_NAMES:
-            errs.append(f"'actions' item {i}: agent must be IR, IV or AR (got {ag!r})")
-            continue
-        if name not in ACTION_NAMES[ag]:
-            errs.append(f"'actions' item {i}: {ag} has no action {name!r} "
-                        f"(it has {', '.join(sorted(ACTION_NAMES[ag]))})")
-            continue
-        params = a.get("params", {})
-        if not isinstance(params, dict):
-            errs.append(f"'actions' item {i}: 'params' must be an object")
-            continue
+        ag = a.get("agent") if isinstance(a, dict) else None
+        name = a.get("action") if isinstance(a, dict) else None
+        params = a.get("params", {}) if isinstance(a, dict) else None
+        if ag not in ACTION_NAMES or name not in ACTION_NAMES[ag] or not isinstance(params, dict):
+            notes.append(f"'actions' item {i} is not one of our actions: the plan is ignored")
+            return None
         out.append({"agent": ag, "action": name, "params": params})
-    if valid is False and acts:
-        errs.append("an invalid command (valid: false) must have no actions")
+    if valid is False and out:
+        notes.append("an invalid command lists actions: the plan is ignored")
+        return None
     return out
 
 

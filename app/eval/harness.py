@@ -37,6 +37,7 @@ from app.eval.metrics import (
     MAX_INVALID_LOOPS,
     CommandScore,
     aggregate,
+    merge_expect,
     record_valid,
     score_command,
 )
@@ -261,9 +262,13 @@ def run_eval(dataset: Dataset | Path | str, orchestrator_factory: OrchestratorFa
         for _session, session_rows in ds.sessions():
             orch.reset(context)
             prev = start_state
+            story = start_state  # the state had every command so far been right
             for row in session_rows:
                 rec, earlier = _run_row(orch, row, mode, transcriber, prev, notes)
-                score = score_command(row, rec, prev, mode=mode, extra_cycles=len(earlier))
+                score = score_command(row, rec, prev, story_before=story, mode=mode,
+                                      extra_cycles=len(earlier))
+                if row.valid:
+                    story = merge_expect(story, row.expect)
                 line = dict(rec)
                 line["eval"] = {
                     "row": {"id": row.id, "line": row.line, "session": row.session,
@@ -281,7 +286,10 @@ def run_eval(dataset: Dataset | Path | str, orchestrator_factory: OrchestratorFa
                 if isinstance(rec.get("state"), dict):
                     prev = rec["state"]
                 bar.update(1)
-                bar.set_postfix(single_pass=f"{sum(s.single_pass for s in scores) / len(scores):.0%}",
+                k = len(scores)
+                bar.set_postfix(single_pass=f"{sum(s.single_pass for s in scores) / k:.0%}",
+                                AD_cmd=f"{sum(s.ad_cmd for s in scores) / k:.0%}",
+                                AD_session=f"{sum(s.ad for s in scores) / k:.0%}",
                                 refresh=False)
     bar.close()
     wall = time.perf_counter() - t0
@@ -380,6 +388,10 @@ def summary_lines(metrics: dict[str, Any]) -> list[str]:
              f"strategy {m.get('strategy') or '?'}, {m['wall_s']:.1f} s"]
     st = "  ".join(f"{k} {_pct(v)}" for k, v in o["stages"].items() if v)
     lines.append(f"stages:  {st}")
+    views = o.get("views") or {}
+    if views:
+        lines.append("AD per command " + _pct(views["per_command"]["AD"])
+                     + "  |  AD session " + _pct(views["session"]["AD"]))
     lines.append("success: " + "  ".join(f"{k.replace('_', '-')} {_pct(v)}"
                                          for k, v in o["success"].items()))
     ic = o["invalid_cycles"]

@@ -265,6 +265,59 @@ def changed_outside(expect: dict[str, Any], before: Any, after: Any, path: str =
     return []
 
 
+def merge_expect(story: dict[str, Any], expect: dict[str, Any]) -> dict[str, Any]:
+    """``story`` with the partial ``expect`` laid over it: the state a session with every
+    command right so far would have (the basis of the per-command view)."""
+    out = dict(story)
+    for k, v in expect.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge_expect(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def per_command_expect(expect: dict[str, Any], story_before: dict[str, Any],
+                       actual_before: dict[str, Any]) -> dict[str, Any]:
+    """``expect`` re-based on the console's own state before the command (DESIGN §5.4, the
+    per-command view): what the command should have done, read off the difference between
+    the story's states before and after it, applied to the state the console actually had.
+
+    A slice position or zoom level that the story moved by d moves by d from where the
+    console was (clamped to the volume); a structure or field list that the story only
+    extended (or only shrank) gets the same additions (removals) on the console's own list.
+    Everything else (modes, views, visibility, a list replaced outright) is absolute. The
+    command is right per command when its state matches ``expect`` or this re-based one:
+    an absolute move lands on ``expect`` whatever the state before."""
+    def rebase(e: Any, p: Any, a: Any, path: tuple[str, ...]) -> Any:
+        if isinstance(e, dict):
+            pd = p if isinstance(p, dict) else {}
+            ad = a if isinstance(a, dict) else {}
+            return {k: rebase(v, pd.get(k), ad.get(k), (*path, str(k))) for k, v in e.items()}
+        num = (int, float)
+        if (isinstance(e, num) and isinstance(p, num) and isinstance(a, num)
+                and not any(isinstance(x, bool) for x in (e, p, a))):
+            if path[:2] == ("iv", "pos") and len(path) == 3:
+                size = ((actual_before.get("iv") or {}).get("size") or {}).get(path[2])
+                hi = size - 1 if isinstance(size, int) and size > 0 else None
+                v = a + (e - p)
+                return max(0, min(hi, v)) if hi is not None else max(0, v)
+            if path == ("ar", "zoom_level"):
+                return max(0, a + (e - p))
+            return e
+        if isinstance(e, list) and isinstance(p, list) and isinstance(a, list):
+            try:
+                es, ps, as_ = set(e), set(p), set(a)
+            except TypeError:
+                return e
+            if es >= ps or es <= ps:
+                return sorted((as_ | (es - ps)) - (ps - es))
+            return e
+        return e
+
+    return rebase(expect, story_before, actual_before, ())
+
+
 def _short(v: Any, limit: int = 80) -> str:
     s = json.dumps(v, sort_keys=True, default=str)
     return s if len(s) <= limit else s[: limit - 3] + "..."
@@ -385,6 +438,9 @@ class CommandScore:
     single_pass: int
     multi_pass: int
     fully_correct: int
+    # The per-command view (DESIGN §5.4): judged from the console's own state before.
+    ap_cmd: int = 0
+    ad_cmd: int = 0
     failed: list[str] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -396,6 +452,7 @@ class CommandScore:
 
 
 def score_command(row: Row, rec: dict[str, Any], prev_state: dict[str, Any] | None, *,
+                  story_before: dict[str, Any] | None = None,
                   mode: str = "text", extra_cycles: int = 0) -> CommandScore:
     """Score one command. ``extra_cycles``: retries the harness made (audio mode)."""
     stages = rec.get("stages") or {}
@@ -431,6 +488,12 @@ def score_command(row: Row, rec: dict[str, Any], prev_state: dict[str, Any] | No
             moved = changed_outside({}, prev_state, state)
             diff = [f"state changed: {m}" for m in moved]
     ap = int(not diff)
+    # Per command: the same, or the story's change re-based on the console's own state.
+    ap_cmd = ap
+    if (not ap and row.valid and row.actions != [] and story_before is not None
+            and isinstance(prev_state, dict) and isinstance(state, dict)):
+        rebased = per_command_expect(row.expect, story_before, prev_state)
+        ap_cmd = int(partial_match(rebased, state))
 
     # AF
     exp_names = ([(str(a["agent"]), str(a["action"])) for a in row.actions]
@@ -438,9 +501,11 @@ def score_command(row: Row, rec: dict[str, Any], prev_state: dict[str, Any] | No
     if row.valid:
         names_ok = exp_names is not None and got_names == exp_names
         af = int(names_ok or (got_valid is True and bool(ap)))
+        af_cmd = int(names_ok or (got_valid is True and bool(ap_cmd)))
     else:
-        af = int(not got_names)
+        af = af_cmd = int(not got_names)
     ad = int(af and ap)
+    ad_cmd = int(af_cmd and ap_cmd)
     plan_exact = (int(_canon(_plain_actions(acts)) == _canon(_plain_actions(row.actions)))
                   if row.actions is not None else None)
 
@@ -503,7 +568,7 @@ def score_command(row: Row, rec: dict[str, Any], prev_state: dict[str, Any] | No
                         side_effect_free=side_effect_free, plan_exact=plan_exact,
                         outcome=outcome, strict=strict,
                         single_pass=single, multi_pass=multi, fully_correct=fully,
-                        failed=failed, detail=detail)
+                        ap_cmd=ap_cmd, ad_cmd=ad_cmd, failed=failed, detail=detail)
 
 
 # ------------------------------------------------------------------------------ aggregation
@@ -518,6 +583,16 @@ def group_metrics(scores: Sequence[CommandScore]) -> dict[str, Any]:
     return {
         "n": n,
         "stages": stages,
+        # DESIGN §5.4: both views side by side. "session" is the stages' AP/AD (the state
+        # matches the story, every earlier command assumed right); "per_command" judges each
+        # command from the state the console actually had.
+        "views": {
+            "session": {"AP": stages["AP"], "AD": stages["AD"]},
+            "per_command": {
+                "AP": proportion(sum(s.ap_cmd for s in scores), n) if n else None,
+                "AD": proportion(sum(s.ad_cmd for s in scores), n) if n else None,
+            },
+        },
         "success": {k: proportion(sum(getattr(s, k) for s in scores), n) for k in SUCCESS},
         "fully_correct": proportion(sum(s.fully_correct for s in scores), n),
         "invalid_cycles": mean_ci([float(s.ic) for s in scores]),
@@ -638,7 +713,8 @@ def aggregate(rows: Sequence[Row], scores: Sequence[CommandScore],
 __all__ = [
     "CATEGORY_PAIRS", "CommandScore", "LATENCY_STAGES", "MAX_INVALID_LOOPS", "NO_AGENT",
     "STAGES", "SUCCESS", "aggregate", "changed_outside", "flow_ok", "group_metrics",
-    "latency_metrics", "latency_stats", "mean_ci", "normalize_text", "partial_diff",
+    "latency_metrics", "latency_stats", "mean_ci", "merge_expect", "normalize_text",
+    "partial_diff", "per_command_expect",
     "partial_match", "proportion", "record_actions", "record_route", "record_valid",
     "score_command", "wilson",
 ]

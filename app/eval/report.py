@@ -416,6 +416,11 @@ def render_markdown(metrics: dict[str, Any]) -> str:
            f"{m.get('case')}, {m['created']}, {m.get('machine', '')}.",
            "", "Rates with 95% Wilson intervals (k/n).", ""]
     rows = [[s, fmt_prop(o["stages"][s])] for s in STAGES if o["stages"].get(s)]
+    views = o.get("views") or {}
+    for view in ("per_command", "session"):
+        for k in ("AP", "AD"):
+            if (views.get(view) or {}).get(k):
+                rows.append([f"{k} ({view.replace('_', ' ')})", fmt_prop(views[view][k])])
     rows += [[SUCCESS_LABELS[k] + " success", fmt_prop(o["success"][k])] for k in SUCCESS]
     ic = o["invalid_cycles"]
     rows.append(["mean invalid cycles", f"{ic['mean']:.3f}" if ic["mean"] is not None else "n/a"])
@@ -429,8 +434,10 @@ def render_markdown(metrics: dict[str, Any]) -> str:
                      f"{_fmt_ms(lat['total']['median'])} / {_fmt_ms(lat['total']['p95'])}"])
     out.append(_md_table(["metric", "value"], rows))
     out += ["", "**Per agent**", ""]
-    out.append(_md_table(["agent", "n", "AD", "CR", "single-pass", "multi-pass"], [
-        [a, str(g["n"]), fmt_prop(g["stages"]["AD"]), fmt_prop(g["stages"]["CR"]),
+    out.append(_md_table(["agent", "n", "AD per command", "AD session", "CR", "single-pass",
+                          "multi-pass"], [
+        [a, str(g["n"]), fmt_prop((g.get("views") or {}).get("per_command", {}).get("AD")),
+         fmt_prop(g["stages"]["AD"]), fmt_prop(g["stages"]["CR"]),
          fmt_prop(g["success"]["single_pass"]), fmt_prop(g["success"]["multi_pass"])]
         for a, g in metrics["by_agent"].items()]))
     out += ["", "**Per category (single-pass success)**", ""]
