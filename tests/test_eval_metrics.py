@@ -493,3 +493,15 @@ def test_metrics_report_both_views_side_by_side() -> None:
     g = group_metrics([good, drift])
     assert g["views"]["session"]["AD"]["k"] == 1
     assert g["views"]["per_command"]["AD"]["k"] == 2
+
+
+def test_absolute_move_beside_a_drifted_plane_is_right_per_command() -> None:
+    # "coronal to 250" while the axial had drifted: the coronal is absolute, the axial is
+    # the console's own, unchanged.
+    story = after(**{"iv.pos.coronal": 320, "iv.pos.axial": 70})
+    actual = after(**{"iv.pos.coronal": 276, "iv.pos.axial": 97})
+    r = row(text="coronal to 250", actions=None,
+            expect={"agent": "IV", "iv": {"pos": {"axial": 70, "coronal": 250}}})
+    got = after(**{"iv.pos.coronal": 250, "iv.pos.axial": 97, "agent": "IV"})
+    s = score_command(r, rec(state=got), actual, story_before=story)
+    assert (s.ap, s.ap_cmd) == (0, 1)

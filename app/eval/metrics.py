@@ -288,7 +288,8 @@ def per_command_expect(expect: dict[str, Any], story_before: dict[str, Any],
     extended (or only shrank) gets the same additions (removals) on the console's own list.
     Everything else (modes, views, visibility, a list replaced outright) is absolute. The
     command is right per command when its state matches ``expect`` or this re-based one:
-    an absolute move lands on ``expect`` whatever the state before."""
+    an absolute move lands on ``expect`` whatever the state before (each value is judged on
+    its own: see ``_either_match``)."""
     def rebase(e: Any, p: Any, a: Any, path: tuple[str, ...]) -> Any:
         if isinstance(e, dict):
             pd = p if isinstance(p, dict) else {}
@@ -316,6 +317,16 @@ def per_command_expect(expect: dict[str, Any], story_before: dict[str, Any],
         return e
 
     return rebase(expect, story_before, actual_before, ())
+
+
+def _either_match(expect: Any, rebased: Any, got: Any) -> bool:
+    """Every leaf of ``got`` equals the absolute (``expect``) or the re-based value: "coronal
+    to 250" is absolute while the axial beside it kept the console's own slice."""
+    if isinstance(expect, dict):
+        return isinstance(got, dict) and all(
+            k in got and _either_match(v, (rebased or {}).get(k), got[k])
+            for k, v in expect.items())
+    return _canon(got) in (_canon(expect), _canon(rebased))
 
 
 def _short(v: Any, limit: int = 80) -> str:
@@ -493,7 +504,7 @@ def score_command(row: Row, rec: dict[str, Any], prev_state: dict[str, Any] | No
     if (not ap and row.valid and row.actions != [] and story_before is not None
             and isinstance(prev_state, dict) and isinstance(state, dict)):
         rebased = per_command_expect(row.expect, story_before, prev_state)
-        ap_cmd = int(partial_match(rebased, state))
+        ap_cmd = int(_either_match(row.expect, rebased, state))
 
     # AF
     exp_names = ([(str(a["agent"]), str(a["action"])) for a in row.actions]
