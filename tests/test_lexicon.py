@@ -215,25 +215,25 @@ def test_ar_first_show_is_tumour_lobe_nodules_airway(con):
 @pytest.mark.parametrize(
     "text, params",
     [
-        ("show the left lung", {"structures": ["left_lower_lobe", "left_upper_lobe"]}),
+        ("show the left lung", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"}),
         (
             "show the right lung",
-            {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]},
+            {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"], "op": "add"},
         ),
-        ("show RUL", {"structures": ["right_upper_lobe"]}),
+        ("show RUL", {"structures": ["right_upper_lobe"], "op": "add"}),
         ("show LLL only", {"structures": ["left_lower_lobe"]}),
         ("show the airway only", {"structures": ["trachea_bronchia"]}),
         (
             "show the right upper lobe with the nodule",
-            {"structures": ["lung_nodules", "right_upper_lobe"]},
+            {"structures": ["lung_nodules", "right_upper_lobe"], "op": "add"},
         ),
         (
             "show the right upper and lower lobes",
-            {"structures": ["right_lower_lobe", "right_upper_lobe"]},
+            {"structures": ["right_lower_lobe", "right_upper_lobe"], "op": "add"},
         ),
-        ("show the upper lobes", {"structures": ["left_upper_lobe", "right_upper_lobe"]}),
-        ("show the bronchial tree", {"structures": ["trachea_bronchia"]}),
-        ("show the tumour lobe", {"structures": ["right_upper_lobe"]}),
+        ("show the upper lobes", {"structures": ["left_upper_lobe", "right_upper_lobe"], "op": "add"}),
+        ("show the bronchial tree", {"structures": ["trachea_bronchia"], "op": "add"}),
+        ("show the tumour lobe", {"structures": ["right_upper_lobe"], "op": "add"}),
         ("show all the lobes", {"structures": sorted(LOBES)}),
         ("add the airway", {"structures": ["trachea_bronchia"], "op": "add"}),
         ("add RML and RLL", {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "add"}),
@@ -627,7 +627,7 @@ def test_composite_zoom_without_agent_words_uses_memory(con):
     con.say("move up")
     assert con.say("zoom out and show the left lung") == [
         ("IV.ZOOM_OUT", {}),
-        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]}),
+        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"}),
     ]
     assert con.say("zoom in and rotate to the left") == [
         ("AR.ZOOM_IN", {}),
@@ -686,10 +686,10 @@ def test_merge_steps_joins_spoken_lists_only_for_show():
         ("write write", [("IV.SHOW_MOVE", {"sagittal": "+20"})]),
         ("move excel to one hundred twenty", [("IV.SHOW_MOVE", {"axial": 120})]),
         ("Da Vinci, show P F T", [("IR.SHOW", {"fields": ["pft"]})]),
-        ("show the write lower load", [("AR.SHOW", {"structures": ["right_lower_lobe"]})]),
+        ("show the write lower load", [("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "add"})]),
         (
             "show the left long",
-            [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"]})],
+            [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"})],
         ),
     ],
 )
@@ -725,7 +725,7 @@ class _StubTier:
 
 
 def test_low_confidence_asks_later_tiers_and_confident_ones_do_not(con):
-    stub = _StubTier(Decision(True, [Step("AR.ROTATE", {"direction": "left"})], "AR", 0.9, "llm"))
+    stub = _StubTier(Decision(True, [Step("AR.SHOW", {})], "AR", 0.9, "llm"))
     tier: Tier = stub
     interp = FastInterpreter(tiers=[tier])
     it = interp.interpret("show the ct", con.state, con.memory)
@@ -798,7 +798,7 @@ def _all_shown(last: str | None) -> Console:
         (
             "AR",
             "show the left and right lower lobes",
-            [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"]})],
+            [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"], "op": "add"})],
         ),
         (
             "AR",
@@ -1115,7 +1115,7 @@ _MIXED = [
     (
         ["show the model", "show the ct"],
         "show the nodules",
-        [("AR.SHOW", {"structures": ["lung_nodules"]})],
+        [("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})],
     ),
     (["show the ct"], "what's her age", [("IR.SHOW", {"fields": ["age", "sex"]})]),
     (
@@ -1140,7 +1140,7 @@ _MIXED = [
         [
             (
                 "AR.SHOW",
-                {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]},
+                {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"], "op": "add"},
             ),
             ("AR.ZOOM_IN", {"target": "right_lung"}),
         ],
@@ -1489,7 +1489,7 @@ def test_enough_and_functioning(setup, text, expected):
     ([], "show the BMI, I mean the weight", [("IR.SHOW", {"fields": ["weight"]})]),
     ([], "show the left lung, or rather the right lung",
      [("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
-                                  "right_upper_lobe"]})]),
+                                  "right_upper_lobe"], "op": "add"})]),
     (["show the ct", "sagittal 200"], "sorry, 250", [("IV.SHOW_MOVE", {"sagittal": 250})]),
     # a relative move already made: the correction only makes up the difference
     (["show the ct", "axial up 20"], "sorry, 30", [("IV.SHOW_MOVE", {"axial": "+10"})]),
@@ -1497,7 +1497,7 @@ def test_enough_and_functioning(setup, text, expected):
      [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
     (["show the left lung"], "sorry, I meant the right lung",
      [("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
-                                  "right_upper_lobe"]})]),
+                                  "right_upper_lobe"], "op": "add"})]),
     (["show the model", "view from the left"], "no, the other side",
      [("AR.SHOW", {"view": "right"})]),
     (["show the model", "rotate up"], "no, the other way", [("AR.ROTATE", {"direction": "down"})]),
@@ -1769,7 +1769,7 @@ def test_all_planes_drops_side_views_and_dates(con, before, text, expected):
      [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]),
     (["show the model"], "rot vert", [("AR.ROTATE", {"direction": "vertical"})]),
     ([], "3D, RUL and RML",
-     [("AR.SHOW", {"structures": ["right_middle_lobe", "right_upper_lobe"]})]),
+     [("AR.SHOW", {"structures": ["right_middle_lobe", "right_upper_lobe"], "op": "add"})]),
     (["show the model"], "see how the fissure runs, rotate it left so she can see",
      [("AR.ROTATE", {"direction": "left"})]),
     ([], "could you turn the model round slowly", [("AR.ROTATE", {"direction": "horizontal"})]),

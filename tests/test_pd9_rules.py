@@ -152,7 +152,8 @@ def test_the_same_for_repeats_the_last_action_with_the_new_object(con: Console):
      (AR_SHOW, {"structures": ["trachea_bronchia"], "op": "add"})),
     (["show the ct", "coronal plus 20"], "likewise for the sagittal",
      ("IV.SHOW_MOVE", {"sagittal": "+20"})),
-    (["show the weight"], "and the same for the height", ("IR.SHOW", {"fields": ["height"]})),
+    (["show the weight"], "and the same for the height",
+     ("IR.SHOW", {"fields": ["height"], "op": "add"})),  # "and X" adds (DESIGN §4)
 ])
 def test_same_for_across_agents(con: Console, before: list[str], text: str,
                                 action: tuple[str, dict[str, Any]]):

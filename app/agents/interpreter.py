@@ -8,16 +8,19 @@ the previous agent and keeps its state; an invalid one changes nothing.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.agents.checks import addressed_to_person, checked, ungrounded
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical, is_undo
 from app.agents.normalize import (
     DEFAULT_LEXICON,
+    DOMAIN_WORDS,
     Lexicon,
     correct,
     normalize,
@@ -27,6 +30,9 @@ from app.agents.normalize import (
 from app.agents.planner import order_steps
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
+from app.language import has_any
+
+log = logging.getLogger(__name__)
 
 # Below this confidence no tier's decision is carried out: the command counts as not understood.
 FLOOR = 0.55
@@ -87,6 +93,13 @@ class FastInterpreter:
 
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
         interp = self._interpret(text, state, memory)
+        if interp.valid and not interp.empty:
+            why = addressed_to_person(text or "", VOCABULARY | DOMAIN_WORDS)
+            if why is not None:  # said to a person: out of scope, whatever it names
+                reason = f"Out of scope: {why}."
+                return replace(interp, valid=False, reason=reason, decision=Decision(
+                    valid=False, agent=None, confidence=1.0, tier=interp.decision.tier,
+                    reason=reason))
         if interp.valid or interp.empty:
             return interp
         d = interp.decision
@@ -145,7 +158,8 @@ class FastInterpreter:
         t4 = time.perf_counter()
         analysis = self.lexicon.analyse(fixed.text, state, memory)
         t5 = time.perf_counter()
-        decision = self.lexicon.decide_from(analysis, state, memory)
+        toks = tokens_of(fixed.text)
+        decision = checked(self.lexicon.decide_from(analysis, state, memory), toks)
         t6 = time.perf_counter()
         ms.update(route=(t5 - t4) * 1e3, decide=(t6 - t5) * 1e3)
         if decision.confidence < self.consult_below():
@@ -160,12 +174,20 @@ class FastInterpreter:
                 ms[f"tier_{tier.name}"] = (time.perf_counter() - ts) * 1e3
                 if other is None:
                     continue
+                other = checked(other, toks)
+                if (other.diagnostics or {}).get("polarity"):
+                    continue  # says the opposite of the words: not a reading of them
+                why = ungrounded(other.steps, toks) if other.valid else None
+                if why is not None:
+                    log.info("%s tier reading refused: %s (%r)", tier.name, why, fixed.text)
+                    continue  # does what no word asked for
                 if decision.confidence >= self.accept:
                     # The grammar was already sure: only a surer, valid reading replaces it,
                     # and not one that merely drops what the grammar read ("all the fields
                     # and the operation date" is more than "all the fields").
                     if other.valid and other.confidence > best.confidence and \
-                            not _says_more(decision.steps, other.steps):
+                            not _says_more(decision.steps, other.steps) and \
+                            not _same_shape(decision.steps, other.steps):
                         best = other
                     continue
                 if other.confidence >= self.accept:
@@ -193,10 +215,6 @@ class FastInterpreter:
 
 _CLAUSE_BREAK = re.compile(r"\s*[,.;:!?]+\s*|\s+-+\s+")
 _PRONOUN = re.compile(r"\b(it|them|that one)\b")
-# Thinking aloud: what makes the words before a request a remark of the surgeon's, not an
-# instruction to someone else ("excuse me, could you turn around so I can get past?").
-_MUSING = re.compile(r"\b(i think|i guess|i want|i need|i'd like|i would like|hm+|maybe|"
-                     r"perhaps|actually|i wonder|i'm wondering|seen enough|not sure)\b")
 _STRUCTURE = re.compile(r"\b(the )?((right|left) )?((upper|middle|lower) )?"
                         r"(lobes?|lung|lungs|airway|nodules?|trachea)\b")
 
@@ -211,8 +229,8 @@ def closing_request(text: str) -> str | None:
     if len(parts) < 2:
         return None
     tail, before = parts[-1], " ".join(parts[:-1])
-    if not _MUSING.search(before.replace("’", "'")):
-        return None
+    if not has_any(_CLAUSE_BREAK.sub(" ", before.replace("’", "'")).split(), "musing_markers"):
+        return None  # the words before do not muse: an instruction to someone else
     named = list(_STRUCTURE.finditer(before))
     if _PRONOUN.search(tail) and named and not _STRUCTURE.search(tail):
         noun = named[-1].group(0)
@@ -244,6 +262,14 @@ def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:
                 return False
         more = more or bool(set(pa) - set(pb))
     return more
+
+
+def _same_shape(a: Sequence[Step], b: Sequence[Step]) -> bool:
+    """The same actions with the same parameter names: plans that differ only in values
+    (an amount, a slice, which structures). The grammar reads values from the words; an
+    exemplar match only knows which action is meant, so it never overrides them."""
+    return [s.action_id for s in a] == [s.action_id for s in b] and all(
+        set(dict(x.params)) == set(dict(y.params)) for x, y in zip(a, b, strict=True))
 
 
 def _params_within(small: Any, big: Any) -> bool:

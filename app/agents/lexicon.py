@@ -40,6 +40,7 @@ from app.agents.normalize import _NUMBER_WORDS, _words, has_domain_content, toke
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import AR_GROUPS, AR_STRUCTURES, IR_ALL_FIELDS, IV_DEFAULT_STEP, LOBES
+from app.language import words as language_words
 
 ACCEPT = 0.75  # decisions at or above this confidence are taken without asking later tiers
 # The most the grammar claims for a command with no console word in it (below the
@@ -779,6 +780,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     pending: list[str] = []  # planes named, waiting for a value
     pending_filled = False
     sign: int | None = None
+    sign_reps = 1  # the same direction word said again after a named plane
     absolute_hint = False  # "to", "at", "slice": the next number is a slice index
     orphans: list[tuple[int, Any]] = []  # (token index, value) with no plane
     dir_events: list[list[Any]] = []  # [plane, sign, count, step or None, token index]
@@ -807,7 +809,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 # "move the axial up and the coronal back": the plane before got its
                 # direction and no number, so one default step; the new plane starts anew
                 for p in pending:
-                    rel[p] = rel.get(p, 0) + sign * 10 * count
+                    rel[p] = rel.get(p, 0) + sign * 10 * count * sign_reps
                 pending_filled = True
             if pending_filled:
                 pending, pending_filled = [], False
@@ -831,7 +833,12 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                     pending, pending_filled = [dplane], False
                     sign, absolute_hint = None, True
             elif pending and not pending_filled:
-                sign = dsign  # "move axial up 20": the plane is named, the word gives the sign
+                # "move axial up 20": the plane is named, the word gives the sign; the same
+                # word said again multiplies the default step ("axial down down" = -20)
+                if sign == dsign and i and toks[i - 1] == t:
+                    sign_reps += 1
+                else:
+                    sign, sign_reps = dsign, 1
             elif (orphans and isinstance(orphans[-1][1], int) and all(
                     x in ("slices", "slice", "steps", "to", "the", "towards", "toward")
                     for x in toks[orphans[-1][0] + 1:i])):
@@ -948,7 +955,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     # planes named with a sign but no number: one default step ("move axial up")
     if pending and not pending_filled and sign is not None:
         for p in pending:
-            rel[p] = rel.get(p, 0) + sign * 10 * count
+            rel[p] = rel.get(p, 0) + sign * 10 * count * sign_reps
         pending_filled = True
     for dplane, dsign, k, step, _ in dir_events:
         amount = step if step is not None else 10 * k * count
@@ -2118,10 +2125,7 @@ _WISH_VERBS = {"like", "want", "need", "wanna"}
 _DISPLAY_UP = {"model", "3d", "reconstruction", "ct", "scan", "scans", "images", "box", "info",
                "information", "details", "data", "anatomy", "rendering", "sheet"}
 # What may follow a closing particle in the same clause ("get the model up for me please").
-_PARTICLE_TAIL = {"for", "me", "us", "please", "on", "the", "screen", "monitor", "display",
-                  "here", "there", "now", "again", "quickly", "real", "quick", "thanks", "so",
-                  "we", "i", "can", "see", "it", "as", "well", "too", "also", "right", "away",
-                  "thank", "you"}
+_PARTICLE_TAIL = language_words("particle_tail")
 _CLAUSE_END = {",", "and", "then", "also", "after", "afterwards", "next", "plus"}
 # Words that end an object noun phrase ("and" does not: "put her age and gender up").
 _OBJECT_BREAKS = (_CLAUSE_END - {"and"}) | MOVE_VERBS | ROTATE_VERBS | HIDE_VERBS | {
@@ -2694,7 +2698,20 @@ def is_undo(tokens: list[str]) -> bool:
     for head in (("scratch", "that"), ("take", "that", "back"), ("revert",)):
         if tuple(words[:len(head)]) == head:
             return all(t in extra for t in words[len(head):])
-    return False
+    return _is_undo_phrase(words)
+
+
+def _is_undo_phrase(words: list[str]) -> bool:
+    """The whole command is one of the language's undo phrases, fillers aside."""
+    from app.language import matches
+    from app.language import words as word_class
+
+    spans = matches(words, "undo_phrases")
+    if len(spans) != 1:
+        return False
+    a, b = spans[0]
+    fill = word_class("command_fillers")
+    return all(t in fill or t in (",", ".") for t in words[:a] + words[b:])
 
 
 _DISPLAY_TOO_FILL = {"and", "the", "as", "well", "too", "also", "please", ",", "thank", "you",

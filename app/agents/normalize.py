@@ -23,6 +23,9 @@ import jellyfish
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
+from app.language import rewrite
+from app.language import words as language_words
+
 # ---------------------------------------------------------------------------------------------
 # normalisation
 # ---------------------------------------------------------------------------------------------
@@ -160,15 +163,22 @@ def _parse_number_run(words: list[str]) -> list[int]:
             out.append(total + current)
         total, current, started, last = 0, 0, False, None
 
+    tail: int | None = None  # a unit said right after "hundred" ("one hundred three ...")
     for w in words:
         if w in _SCALES:
             scale = _SCALES[w]
-            if scale == 100:
+            if scale == 100 and current >= 100 and tail is not None and 0 < tail < 10:
+                # "one hundred three hundred five hundred": a new hundred starts a new number
+                out.append(total + current - tail)
+                total, current = 0, tail * 100
+            elif scale == 100:
                 current = (current or 1) * 100
             else:
                 total += (current or 1) * scale
                 current = 0
             started, last = True, "scale"
+            if scale != 100 or current < 100:
+                tail = None
             continue
         val = _NUMBER_WORDS[w]
         cls = "unit" if w in _UNITS else "teen" if w in _TEENS else "tens"
@@ -179,6 +189,7 @@ def _parse_number_run(words: list[str]) -> list[int]:
             current += val  # twenty five
         elif last == "scale" and (current % 100 == 0):
             current += val  # hundred twenty
+            tail = val if cls == "unit" else None
         elif (last == "unit" and cls in ("tens", "teen") and current < 10 and total == 0):
             current = current * 100 + val  # spoken hundreds: "two fifty" = 250
         elif last == "tens" and cls == "unit":
@@ -315,7 +326,7 @@ def normalize(text: str) -> str:
     for pat, rep in _CONTRACTIONS:
         text = pat.sub(rep, text)
     text = _punctuation(text)
-    tokens = _TOKEN_RE.findall(text)
+    tokens = rewrite(_TOKEN_RE.findall(text))  # the language's phrase data (app/language)
     tokens = _numbers(tokens)
     tokens = _signs(tokens)
     out = " ".join(tokens)
@@ -494,7 +505,7 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
 ]
 
 _WAKE = "davinci"
-_WAKE_FILLERS = {"hey", "ok", "okay", "hi", "so", "um", "uh", "hello", "yo", "alright"}
+_WAKE_FILLERS = language_words("wake_fillers")
 
 
 @dataclass(frozen=True)
@@ -646,7 +657,7 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
 
 def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Remove a leading wake word ("davinci", "da vinci", "the vinci", "hey davinci")."""
-    for start in range(0, min(3, len(tokens))):
+    for start in range(0, min(5, len(tokens))):
         if start and tokens[start - 1] not in _WAKE_FILLERS:
             break
         for width in (1, 2, 3):

@@ -102,6 +102,33 @@ class Orchestrator:
             self._visa = VisaStrategy(make_runtime({}))
         return self._visa
 
+    def wait_ready(self, progress: Callable[[str], None] | None = None) -> list[str]:
+        """Warm every enabled tier of the strategy now and wait for it (DESIGN §5.4: an
+        evaluation waits until every tier is ready, so the decisions do not depend on how far
+        a background warm-up had got). Returns the tiers that could not get ready."""
+        if self.strategy != "fast":
+            return []
+        not_ready: list[str] = []
+        for tier in getattr(self.interpreter, "tiers", ()):
+            name = getattr(tier, "name", "?")
+            if progress is not None:
+                progress(name)
+            try:
+                if hasattr(tier, "start_warm") and hasattr(tier, "ready"):
+                    tier.warm()  # synchronous; a no-op when ready
+                    ok = bool(tier.ready())
+                elif hasattr(tier, "warm"):
+                    handle = tier.warm(background=False)
+                    ok = getattr(handle, "error", None) is None
+                else:
+                    ok = True
+            except Exception as exc:  # noqa: BLE001 - a tier that cannot warm abstains
+                log.warning("the %s tier could not get ready: %s", name, exc)
+                ok = False
+            if not ok:
+                not_ready.append(name)
+        return not_ready
+
     # -- sessions -------------------------------------------------------------------------
     def reset(self, context: CaseContext | None = None) -> None:
         """Start a new session: the initial state for this case, memory and undo cleared."""

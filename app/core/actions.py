@@ -209,14 +209,18 @@ def _named(keys: list[str] | tuple[str, ...]) -> str:
 
 
 def _first_show(state: ConsoleState) -> ARState:
-    return ARState(visible=True, structures=state.case.default_structures())
+    return ARState(visible=True, structures=state.case.default_structures(), shown=True)
+
+
+def _as_it_was(state: ConsoleState) -> ARState:
+    """The model as last shown (structures, view, zoom), or the defaults on a first show."""
+    return state.ar if state.ar.shown else _first_show(state)
 
 
 def _ar_show(state: ConsoleState, p: dict[str, Any]) -> Outcome:
     _require_model(state)
-    ar = state.ar
     notes: list[str] = []
-    base = ar if ar.structures else _first_show(state)
+    base = _as_it_was(state)
     structures = set(base.structures)
     if "structures" in p:
         wanted, missing = _available(state, p["structures"])
@@ -232,7 +236,8 @@ def _ar_show(state: ConsoleState, p: dict[str, Any]) -> Outcome:
             structures -= set(wanted)
         else:
             structures = set(wanted)
-    new = replace(base, visible=bool(structures), structures=tuple(sorted(structures)))
+    # An edit keeps the model on screen, even empty, until it is removed (DESIGN §4).
+    new = replace(base, visible=True, structures=tuple(sorted(structures)))
     if "view" in p:  # choosing a view resets rotation
         new = replace(new, view=p["view"], rotation="static")
     msg = f"3D model: {_named(sorted(structures)) or 'nothing'}"
@@ -242,14 +247,14 @@ def _ar_show(state: ConsoleState, p: dict[str, Any]) -> Outcome:
 
 def _ar_rotate(state: ConsoleState, p: dict[str, Any]) -> Outcome:
     _require_model(state)
-    base = state.ar if state.ar.structures else _first_show(state)
+    base = _as_it_was(state)
     new = replace(base, visible=True, rotation=p["direction"])
     return Outcome({"ar": new}, f"3D model rotation: {p['direction']}.")
 
 
 def _ar_zoom_in(state: ConsoleState, p: dict[str, Any]) -> Outcome:
     _require_model(state)
-    base = state.ar if state.ar.structures else _first_show(state)
+    base = _as_it_was(state)
     target = p.get("target") or base.zoom_target
     notes: list[str] = []
     if target in AR_STRUCTURES:
@@ -276,7 +281,7 @@ def _ar_zoom_out(state: ConsoleState, p: dict[str, Any]) -> Outcome:
     _require_model(state)
     ar = state.ar
     if ar.zoom_level == 0:  # the scale never goes below 1
-        return Outcome({"ar": replace(ar, visible=True) if ar.structures else _first_show(state)},
+        return Outcome({"ar": replace(ar, visible=True) if ar.shown else _first_show(state)},
                        "3D model is already at full view.")
     stack = ar.zoom_stack[:-1]
     new = replace(ar, visible=True, zoom_level=ar.zoom_level - 1,

@@ -59,6 +59,9 @@ class ARState:
     zoom_target: str | None = None
     # Targets of the zoom-ins still in effect, oldest first (zoom_level == len(zoom_stack)).
     zoom_stack: tuple[str | None, ...] = ()
+    # Shown at least once this case: a model emptied by structure edits or hidden comes back
+    # as it was (DESIGN §4); only a first show (and a reset) takes the defaults.
+    shown: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ class ConsoleState:
         data["_resume"] = {
             "iv": {"last_main": self.iv.last_main, "last_moved": self.iv.last_moved,
                    "window": self.iv.window},
-            "ar": {"zoom_stack": list(self.ar.zoom_stack)},
+            "ar": {"zoom_stack": list(self.ar.zoom_stack), "shown": self.ar.shown},
             "case": _case_to_dict(self.case),
         }
         return data
@@ -231,9 +234,11 @@ class ConsoleState:
         stack = tuple((resume.get("ar") or {}).get("zoom_stack") or ())
         if len(stack) != zoom_level:  # a plain snapshot has no stack: rebuild one consistently
             stack = tuple([zoom_target] * zoom_level)
-        ar = ARState(visible=bool(ar_d.get("visible", False)), structures=structures, view=view,
+        visible = bool(ar_d.get("visible", False))
+        shown = bool((resume.get("ar") or {}).get("shown", visible or bool(structures)))
+        ar = ARState(visible=visible, structures=structures, view=view,
                      rotation=rotation, zoom_level=zoom_level,
-                     zoom_target=zoom_target, zoom_stack=stack)
+                     zoom_target=zoom_target, zoom_stack=stack, shown=shown)
         case = _case_from_dict(resume.get("case")) if "case" in resume else CaseContext(
             iv_size=iv.size or None)
         return cls(agent=agent, ir=ir, iv=iv, ar=ar, case=case)

@@ -248,6 +248,12 @@ def run_eval(dataset: Dataset | Path | str, orchestrator_factory: OrchestratorFa
     trace_path = out / "trace.jsonl"
     t0 = time.perf_counter()
     orch = orchestrator_factory(context)
+    wait = getattr(orch, "wait_ready", None)
+    if callable(wait):  # every enabled tier ready before the first command (DESIGN §5.4)
+        if progress:
+            print("eval: getting the interpreter tiers ready ...", file=sys.stderr)
+        for name in wait():
+            warnings.append(f"the {name} tier could not get ready and abstained throughout")
     start_state = initial_snapshot(context)
     notes: dict[str, int] = {}
     rows: list[Row] = []

@@ -106,7 +106,9 @@ def written(words: str) -> str:
     t = re.sub(r"(?<![\w])\+(?=\d)", "plus ", t)
     t = re.sub(r"(?<![\w])-(?=\d)", "minus ", t)
     for said, acronym in _WRITTEN:
-        t = re.sub(rf"\b{said}\b", acronym, t)
+        # spelled ("r u l") or already joined by the normaliser ("rul")
+        for form in {said, said.replace(" ", "")}:
+            t = re.sub(rf"\b{form}\b", acronym, t)
     return t[:1].upper() + t[1:] + "."
 
 

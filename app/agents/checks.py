@@ -1,0 +1,210 @@
+"""Checks every tier's decision must pass (DESIGN §3), and the structure-edit reading (§4).
+
+``contradiction`` is the polarity rule: a plan that shows what the user said to take away (or
+takes away what they said to show), or zooms the other way, is not a reading of those words,
+whichever tier produced it. ``as_structure_edit`` is the §4 meaning of naming structures: they
+are added to those shown unless the words make them a selection of their own ("only X",
+"everything but X"). The word classes live in ``app/language/data/words.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.agents.decision import Decision
+from app.core.registry import Step
+from app.language import has_any, which_of, words
+
+
+def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
+    """Why the plan contradicts an explicit opposite in the words, or None."""
+    said = which_of(tokens, ("polarity_show", "polarity_hide"))
+    show, hide = "polarity_show" in said, "polarity_hide" in said
+    zoom = which_of(tokens, ("zoom_in_markers", "zoom_out_markers"))
+    zin, zout = "zoom_in_markers" in zoom, "zoom_out_markers" in zoom
+    kinds = {s.action_id.split(".", 1)[1] for s in steps}
+    if kinds & {"ZOOM_IN", "ZOOM_IN_MOVE"} and "ZOOM_OUT" in kinds:
+        zin = zout = False  # a composite that zooms both ways: each part has its own words
+    for s in steps:
+        agent, action = s.action_id.split(".", 1)
+        op = s.params.get("op")
+        selection = op in (None, "set") and (has_any(tokens, "structure_only")
+                                             or has_any(tokens, "structure_whole_set"))
+        if s.action_id == "AR.SHOW" and "structures" in s.params and not selection:
+            if op == "remove" and show and not hide:
+                return "the words ask to show structures; the reading removes them"
+            if op != "remove" and hide and not show:
+                return "the words ask to take structures away; the reading shows them"
+        if s.action_id == "IR.SHOW" and op != "remove" and hide and not show:
+            return "the words ask to hide patient information; the reading shows it"
+        if s.action_id == "IR.SHOW" and op == "remove" and show and not hide:
+            return "the words ask to show patient information; the reading hides it"
+        if action in ("HIDE", "REMOVE") and show and not hide and agent != "IV":
+            return "the words ask to show; the reading hides"
+        if action in ("ZOOM_IN", "ZOOM_IN_MOVE") and zout and not zin:
+            return "the words say zoom out; the reading zooms in"
+        if action == "ZOOM_OUT" and zin and not zout:
+            return "the words say zoom in; the reading zooms out"
+    return None
+
+
+def as_structure_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
+    """AR.SHOW steps that name structures with no operation become additions, unless the
+    words make the named set a selection of its own ("only the RUL", "everything but the
+    airway"): DESIGN §4 structure edits."""
+    if has_any(tokens, "structure_only") or has_any(tokens, "structure_whole_set"):
+        return list(steps)
+    out: list[Step] = []
+    for s in steps:
+        if s.action_id == "AR.SHOW" and s.params.get("structures") and \
+                s.params.get("op", "set") == "set":
+            s = replace(s, params={**dict(s.params), "op": "add"})
+        out.append(s)
+    return out
+
+
+_ZOOM_WORDS = {"zoom", "zoomed", "zooming", "enlarge", "magnify", "bigger", "larger", "closer",
+               "smaller", "shrink", "unzoom", "wider", "widen", "blow", "big", "large",
+               "maximise", "maximize", "minimise", "minimize", "focus", "fill", "full", "expand",
+               "close", "nearer", "farther", "further", "out", "in", "into"}
+# Movement words an exemplar match may read as a rotation ("give it a wiggle").
+_ROTATION_EXTRA = {"wiggle", "wobble", "jiggle", "shake", "twirl", "spin", "round", "around",
+                   "revolve", "circle", "flip", "tumble"}
+_RESET_WORDS = {"reset", "initialize", "initialise", "reinitialize", "restore", "restart",
+                "default", "defaults", "original", "start", "fresh", "init"}
+_VIEW_NOUNS = {"view", "views", "side", "angle", "perspective", "vantage", "aspect", "from",
+               "look", "looking"}
+_IR_NOUNS = {"patient", "patients", "info", "information", "details", "data", "chart",
+             "clinical", "record", "records", "box", "function", "index", "location", "site",
+             "disease", "diseases", "history", "surgery", "operation", "procedure", "op",
+             "date", "name", "called", "conditions", "fields", "everything", "all", "stats",
+             "vitals", "summary", "demographics", "physical", "body", "lobe", "tumor",
+             "tumour", "measurements", "breathing", "lung", "pulmonary"}
+_AMOUNT_WORDS = {"bit", "little", "touch", "slightly", "step", "more", "again", "further",
+                 "same", "other", "way", "once", "twice", "thrice"}
+
+
+def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
+    """What a plan from a later tier (exemplar match, LLM) does that no word asked for: a
+    rotation, a view, a zoom, a reset, patient fields or a slice number nobody said (DESIGN
+    §3: "checks apply to the LLM too"; "a rotation nobody asked for is refused")."""
+    from app.agents.lexicon import (
+        AR_VIEW_WORDS,
+        DIRECTIONS,
+        FIELD_WORDS,
+        NAMED_POS,
+        RESET_VERBS,
+        ROTATE_DIRS,
+        ROTATE_VERBS,
+        SIGN_WORDS,
+        STOP_WORDS_ROT,
+    )
+
+    toks = {t.lower() for t in tokens}
+    digits = {int(t.lstrip("+-")) for t in toks if t.lstrip("+-").isdigit()}
+    for s in steps:
+        agent, action = s.action_id.split(".", 1)
+        p = dict(s.params)
+        if action == "ROTATE" and not toks & (ROTATE_VERBS | set(ROTATE_DIRS) | STOP_WORDS_ROT
+                                               | _ROTATION_EXTRA):
+            return "a rotation nobody asked for"
+        if "view" in p and not toks & (set(AR_VIEW_WORDS) | _VIEW_NOUNS):
+            return "a 3D view nobody named"
+        if action in ("ZOOM_IN", "ZOOM_OUT") and not toks & _ZOOM_WORDS:
+            return "a zoom nobody asked for"
+        if action == "ZOOM_IN_MOVE" and not toks & (_ZOOM_WORDS | {"main", "one", "only"}):
+            return "a zoom nobody asked for"
+        if action == "RESET" and not toks & (RESET_VERBS | _RESET_WORDS):
+            return "a reset nobody asked for"
+        if s.action_id == "IR.SHOW" and p.get("fields") and \
+                not toks & (set(FIELD_WORDS) | _IR_NOUNS):
+            return "patient fields nobody named"
+        if agent == "IV":
+            for plane in ("axial", "coronal", "sagittal"):
+                v = p.get(plane)
+                if v is None:
+                    continue
+                if isinstance(v, str) and v in ("middle", "max", "min"):
+                    if not toks & set(NAMED_POS):
+                        return f"a {plane} position nobody named"
+                    continue
+                n = abs(int(str(v))) if str(v).lstrip("+-").isdigit() else None
+                if n is None or n in digits:
+                    continue
+                stepped = n % 10 == 0 and toks & (set(DIRECTIONS) | set(SIGN_WORDS)
+                                                  | _AMOUNT_WORDS)
+                if not stepped:
+                    return f"a {plane} slice number nobody said ({v})"
+    return None
+
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,.;:!?]")
+
+
+def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """Why the words are said to a person, not to the console, or None (DESIGN §4: talk
+    addressed to people is out of scope even with display or direction words in it): a name
+    called out beside a comma ("..., Tom?", "Morag, ..."), or an opener that asks someone
+    ("can someone ...", "did you say ..."). A name is a capitalised word no word class of the
+    console knows; typed lower-case text has no names to find."""
+    toks = _WORD_RE.findall(raw or "")
+    low = [t.lower() for t in toks]
+    if has_any(low, "asks_a_person"):
+        return "it asks a person, not the console"
+    not_name = words("not_a_name")
+    for i, t in enumerate(toks):
+        if not (t[:1].isupper() and t[1:].islower() and len(t) >= 3 and t.isalpha()):
+            continue
+        lw = t.lower()
+        if lw in not_name or lw in known:
+            continue
+        before = toks[i - 1] if i else ""
+        after = toks[i + 1] if i + 1 < len(toks) else ""
+        if (i == 0 and after == ",") or (before == "," and after in ("?", ".", "!", "", ",")):
+            return f"it calls on {t}, a person"
+    return None
+
+
+def _opens_with_and(tokens: Sequence[str]) -> bool:
+    fill = words("command_fillers") - {"and"}
+    for t in tokens:
+        if t in fill or t == ",":
+            continue
+        return t == "and"
+    return False
+
+
+def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
+    """DESIGN §4 IR: "show X" sets the box to X; "also/too/and X" or "add X" adds X, and the
+    parts of one composite add up — whichever tier read the fields."""
+    adds = _opens_with_and(tokens) or has_any(tokens, "add_markers")
+    out: list[Step] = []
+    seen_ir = False
+    for s in steps:
+        if s.action_id == "IR.SHOW" and s.params.get("fields") and \
+                s.params.get("op", "set") == "set" and (adds or seen_ir):
+            s = replace(s, params={**dict(s.params), "op": "add"})
+        if s.action_id == "IR.SHOW":
+            seen_ir = True
+        out.append(s)
+    return out
+
+
+def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
+    """A tier's decision with the §4 structure-edit reading applied and the polarity rule
+    checked: a contradicting reading keeps its plan for the trace but loses its confidence,
+    so a later tier is asked and, if none does better, the console asks the user."""
+    if not decision.valid or not decision.steps:
+        return decision
+    steps = as_field_edit(as_structure_edit(decision.steps, tokens), tokens)
+    why = contradiction(steps, tokens)
+    if why is None:
+        return replace(decision, steps=steps) if steps != list(decision.steps) else decision
+    diag = {**(decision.diagnostics or {}), "polarity": why}
+    return replace(decision, steps=steps, confidence=0.0, diagnostics=diag,
+                   reason=f"{decision.reason} (refused: {why})".strip())
+
+
+__all__ = ["addressed_to_person", "as_field_edit", "as_structure_edit", "checked", "contradiction", "ungrounded"]

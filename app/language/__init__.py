@@ -1,0 +1,171 @@
+"""The command language as data (DESIGN §2, §3): word classes read from ``words.toml``.
+
+One home for the words the interpreter tiers and the voice layer share. A hospital extends a
+class by editing the TOML file (or by pointing ``VISA_LANGUAGE_DIR`` at a folder holding its
+own ``words.toml``, whose classes are merged into ours) — no Python. This module only loads and
+queries the data; what a class means is said in the file beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).with_name("data")
+
+
+class LanguageError(ValueError):
+    """A language data file cannot be used; the message says which and why."""
+
+
+def _read(path: Path) -> dict[str, list[str]]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise LanguageError(f"the language file {path} cannot be read: {exc}") from exc
+    out: dict[str, list[str]] = {}
+    for name, entry in raw.items():
+        words = entry.get("words") if isinstance(entry, dict) else None
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise LanguageError(f"{path}: [{name}] needs words = [\"...\", ...]")
+        out[name] = [w.strip().lower() for w in words if w.strip()]
+    return out
+
+
+@lru_cache(maxsize=1)
+def _classes() -> dict[str, frozenset[str]]:
+    merged: dict[str, set[str]] = {k: set(v) for k, v in _read(DATA_DIR / "words.toml").items()}
+    extra = os.environ.get("VISA_LANGUAGE_DIR")
+    if extra and (Path(extra) / "words.toml").is_file():
+        for k, v in _read(Path(extra) / "words.toml").items():
+            merged.setdefault(k, set()).update(v)
+    return {k: frozenset(v) for k, v in merged.items()}
+
+
+def reload() -> None:
+    """Forget the cached data (tests, or after a hospital edited its file)."""
+    _classes.cache_clear()
+    _rewrites.cache_clear()
+
+
+def words(name: str) -> frozenset[str]:
+    """Every entry of a word class (single words and multi-word phrases)."""
+    try:
+        return _classes()[name]
+    except KeyError:
+        raise LanguageError(f"no word class [{name}] in the language data") from None
+
+
+def has_any(tokens: Sequence[str], name: str) -> bool:
+    """Whether the tokens contain a word or a phrase of the class."""
+    return bool(matches(tokens, name))
+
+
+def matches(tokens: Sequence[str], name: str) -> list[tuple[int, int]]:
+    """(start, end) token spans of the class's words and phrases, longest first at a start."""
+    entries = words(name)
+    phrases = sorted((tuple(e.split()) for e in entries), key=len, reverse=True)
+    toks = [t.lower() for t in tokens]
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(toks):
+        for ph in phrases:
+            if tuple(toks[i:i + len(ph)]) == ph:
+                out.append((i, i + len(ph)))
+                i += len(ph) - 1
+                break
+        i += 1
+    return out
+
+
+@lru_cache(maxsize=1)
+def _rewrites() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    files = [DATA_DIR / "phrases.toml"]
+    extra = os.environ.get("VISA_LANGUAGE_DIR")
+    if extra and (Path(extra) / "phrases.toml").is_file():
+        files.append(Path(extra) / "phrases.toml")
+    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for path in files:
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise LanguageError(f"the language file {path} cannot be read: {exc}") from exc
+        for i, r in enumerate(raw.get("rewrite", []), 1):
+            if not (isinstance(r, dict) and isinstance(r.get("from"), str)
+                    and isinstance(r.get("to"), str) and r["from"].split()):
+                raise LanguageError(f"{path}: rewrite {i} needs from = \"...\" and to = \"...\"")
+            out.append((tuple(r["from"].lower().split()), tuple(r["to"].lower().split())))
+    out.sort(key=lambda fr: len(fr[0]), reverse=True)  # longest phrase first
+    return tuple(out)
+
+
+def rewrite(tokens: Sequence[str]) -> list[str]:
+    """The tokens with the language's phrase rewrites applied (longest match first) and runs
+    of spelled-out letters joined ("p f t" → "pft", "r l l" → "rll")."""
+    toks = join_spelled_letters(tokens)
+    rules = _rewrites()
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        for src, dst in rules:
+            if tuple(toks[i:i + len(src)]) == src:
+                out.extend(dst)
+                i += len(src)
+                break
+        else:
+            out.append(toks[i])
+            i += 1
+    return out
+
+
+_LONE_WORDS = {"a", "i"}  # single letters that are words of their own
+
+
+def join_spelled_letters(tokens: Sequence[str]) -> list[str]:
+    """Runs of two or more single letters are one spelled-out abbreviation ("d l c o" →
+    "dlco"), unless every letter of the run is a word of its own ("a", "i")."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 2 and not all(t in _LONE_WORDS for t in run):
+            out.append("".join(run))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for t in tokens:
+        if len(t) == 1 and t.isalpha():
+            run.append(t)
+        else:
+            flush()
+            out.append(t)
+    flush()
+    return out
+
+
+def which_of(tokens: Sequence[str], names: Sequence[str]) -> set[str]:
+    """The classes among ``names`` the tokens say, a phrase of one class hiding the words of
+    another inside it ("bring down" is not "bring"; "no need" is not "need")."""
+    toks = [t.lower() for t in tokens]
+    spans = [(a, b, n) for n in names for a, b in matches(toks, n)]
+    spans.sort(key=lambda s: (s[0] - s[1], s[0]))  # longest first
+    taken: list[tuple[int, int]] = []
+    found: set[str] = set()
+    for a, b, n in spans:
+        if any(a < y and x < b for x, y in taken):
+            continue
+        taken.append((a, b))
+        found.add(n)
+    return found
+
+
+def class_names() -> Iterable[str]:
+    return sorted(_classes())
+
+
+__all__ = ["DATA_DIR", "LanguageError", "class_names", "has_any", "join_spelled_letters",
+           "matches", "reload", "rewrite", "which_of", "words"]
