@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_demo_command(force=args.force, out=args.out)
     if args.command == "do":
-        from app.agents.cli_do import run_do_command
+        from app.session.do import run_do_command
 
         return run_do_command(args.text, args.do_case, args.state, args.json,
                               strategy=args.do_strategy)

@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
     from app.data.demo import ensure_demo_case
-    from app.ui.loader import load_case_and_model
+    from app.session.loader import load_case_and_model
 
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),

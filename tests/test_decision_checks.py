@@ -11,9 +11,9 @@ import pytest
 from app.agents.checks import addressed_to_person, contradiction, ungrounded
 from app.agents.decision import Decision, Memory
 from app.agents.interpreter import FastInterpreter
-from app.agents.normalize import normalize, tokens_of
 from app.core.registry import Step
 from app.core.state import ConsoleState
+from app.language.normalize import normalize, tokens_of
 from tests.test_lexicon import Console
 
 
@@ -162,7 +162,7 @@ def test_talk_addressed_to_a_person_is_out_of_scope(raw: str) -> None:
                                  "Show the CT, please.", "Perfect, thanks. Coronal 200."])
 def test_openers_and_politeness_are_not_names(raw: str) -> None:
     from app.agents.lexicon import VOCABULARY
-    from app.agents.normalize import DOMAIN_WORDS
+    from app.language.normalize import DOMAIN_WORDS
 
     assert addressed_to_person(raw, VOCABULARY | DOMAIN_WORDS) is None
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from app.eval.phrasings import dataset_texts
+from app.language import phrasings
 from app.voice.domain_asr import (
     DomainRecognizer,
     build_lm,
-    dataset_texts,
     number_words,
     spoken_words,
     written,
@@ -40,9 +41,17 @@ def test_the_test_split_never_feeds_the_language_model(tmp_path: Path) -> None:
     (tmp_path / "dev.jsonl").write_text('{"text": "zoom in"}\n{"text": ""}\n')
     (tmp_path / "paraphrase_dev3.jsonl").write_text('{"text": "closer please"}\n')
     (tmp_path / "test.jsonl").write_text('{"text": "secret test sentence"}\n')
+    (tmp_path / "blind_a_reference.jsonl").write_text('{"text": "blind sentence"}\n')
     assert dataset_texts(tmp_path) == ["zoom in", "closer please"]
     real = dataset_texts()
     assert len(real) > 1000  # the dev split and the phrasing sets
+
+
+def test_the_phrasings_file_is_up_to_date_with_the_datasets() -> None:
+    from app.eval.phrasings import main
+
+    assert main(["--check"]) == 0
+    assert phrasings() == dataset_texts()
 
 
 def _read_arpa(text: str) -> dict[int, dict[tuple[str, ...], tuple[float, float]]]:

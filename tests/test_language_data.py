@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import app.language as language
-from app.agents.normalize import normalize
+from app.language.normalize import normalize
 from tests.test_lexicon import Console
 
 

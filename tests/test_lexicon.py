@@ -14,10 +14,10 @@ import pytest
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.interpreter import FastInterpreter, Interpretation, apply
 from app.agents.lexicon import LexiconTier, merge_steps, split_clauses
-from app.agents.normalize import tokens_of
 from app.core.registry import Actor, CommandRegistry, Step
 from app.core.state import CaseContext, ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, LOBES
+from app.language.normalize import tokens_of
 
 SIZE = (("axial", 128), ("coronal", 512), ("sagittal", 512))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.agents.normalize import (
+from app.language.normalize import (
     DEFAULT_LEXICON,
     Lexicon,
     Validity,

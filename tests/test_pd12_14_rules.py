@@ -228,7 +228,7 @@ def test_mediastinal_window_settings_read(con: Console) -> None:
 
 # ------------------------------------------------------------------ undo across CLI calls
 def test_cli_do_keeps_the_undo_history_in_the_state_file(tmp_path, capsys) -> None:
-    from app.agents.cli_do import run_do_command
+    from app.session.do import run_do_command
 
     f = tmp_path / "state.json"
     for text in ("show the CT", "axial plus 30"):

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from app.agents.lexicon import VOCABULARY, canonical
-from app.agents.normalize import Validity, correct, normalize, validate
 from app.core.vocab import LOBES
+from app.language.normalize import Validity, correct, normalize, validate
 from tests.test_lexicon import Console
 
 IV = "IV.SHOW_MOVE"

@@ -13,8 +13,8 @@ import pytest
 
 from app.agents.interpreter import FastInterpreter
 from app.agents.lexicon import VOCABULARY, canonical
-from app.agents.normalize import Validity, correct, normalize, validate
 from app.core.vocab import AR_STRUCTURES, LOBES
+from app.language.normalize import Validity, correct, normalize, validate
 from tests.test_lexicon import Console
 
 AR_SHOW = "AR.SHOW"
@@ -228,7 +228,7 @@ def test_semantic_tier_leaves_referents_to_the_grammar():
 def test_misspelled_device_words_stay_out_of_scope() -> None:
     """A recogniser's misspelling of an OR-device word ("Stapel the RUL bronchus", heard on the
     dev split's audio) is still an order to a device, not a request to show the RUL."""
-    from app.agents.normalize import validate
+    from app.language.normalize import validate
 
     for text in ("stapel the rul bronchus", "fire the stapel now", "hand me the grasspur"):
         v = validate(text)
@@ -238,7 +238,7 @@ def test_misspelled_device_words_stay_out_of_scope() -> None:
 
 
 def test_sound_alike_device_words_must_be_spelled_alike_too() -> None:
-    from app.agents.normalize import _oos_sound_alikes
+    from app.language.normalize import _oos_sound_alikes
 
     # metaphone hears "story" as "suture" (S-T-R); the spelling says otherwise
     assert _oos_sound_alikes("what is her story", set()) == "what is her story"

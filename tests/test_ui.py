@@ -25,9 +25,9 @@ from PySide6.QtWidgets import QApplication, QPushButton  # noqa: E402
 
 from app.core.registry import Actor  # noqa: E402
 from app.core.vocab import IR_ALL_FIELDS  # noqa: E402
+from app.session.loader import LoadedCase  # noqa: E402
 from app.ui import hotkeys  # noqa: E402
 from app.ui.commands import TEXT_UNAVAILABLE  # noqa: E402
-from app.ui.loader import LoadedCase  # noqa: E402
 from app.ui.main import MainWindow, ScreenshotTaker, read_commands  # noqa: E402
 from app.ui.panes import format_trace  # noqa: E402
 from app.ui.touch import MIN_TARGET_PX  # noqa: E402

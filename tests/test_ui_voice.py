@@ -19,8 +19,8 @@ from PySide6.QtGui import QKeyEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.core.registry import Actor  # noqa: E402
+from app.session.loader import LoadedCase  # noqa: E402
 from app.ui import hotkeys  # noqa: E402
-from app.ui.loader import LoadedCase  # noqa: E402
 from app.ui.main import MainWindow  # noqa: E402
 from app.ui.panes import LISTENING_LOOK  # noqa: E402
 from app.voice.events import EventType, ListeningState, PipelineEvent  # noqa: E402

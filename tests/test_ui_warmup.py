@@ -24,8 +24,8 @@ from app.agents.llm_runtime import LLMResult, StagePrompt, WarmHandle  # noqa: E
 from app.agents.llm_tier import LLMTier  # noqa: E402
 from app.agents.orchestrator import Orchestrator  # noqa: E402
 from app.core.state import ConsoleState  # noqa: E402
+from app.session.loader import LoadedCase  # noqa: E402
 from app.ui.commands import TYPED  # noqa: E402
-from app.ui.loader import LoadedCase  # noqa: E402
 from app.ui.main import MainWindow, llm_unavailable_text  # noqa: E402
 
 pytestmark = pytest.mark.gui

@@ -349,7 +349,7 @@ def test_wake_rescue_forces_the_name_only_where_the_audio_says_it(clips: dict[st
 def test_the_phrasing_model_hears_commands_in_real_audio(clips: dict[str, Path],
                                                          tmp_path: Path) -> None:
     pytest.importorskip("pocketsphinx")
-    from app.agents.soundalike import SoundalikeScorer
+    from app.language.soundalike import SoundalikeScorer
     from app.voice.domain_asr import DomainRecognizer
 
     rec = DomainRecognizer(cache_dir=tmp_path)  # the LM built from datasets/, cached there

@@ -647,7 +647,7 @@ def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
 
 
 def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
-    from app.agents.normalize import CommandScorer
+    from app.language.normalize import CommandScorer
     from app.voice.hearing_choice import choose_hypothesis
 
     sc = CommandScorer()
@@ -680,7 +680,7 @@ def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
 
 
 def test_command_scorer_coverage_counts_console_words() -> None:
-    from app.agents.normalize import CommandScorer
+    from app.language.normalize import CommandScorer
 
     sc = CommandScorer()
     assert sc.coverage("Zoom in.") == 1.0
@@ -1049,7 +1049,7 @@ def test_mode_values_and_push_to_talk_while_stopped() -> None:
 # ============================================================================ python -m app.voice
 def test_voice_cli_devices_text_and_no_microphone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from app.voice.__main__ import main
+    from app.session.voice_main import main
 
     monkeypatch.setenv("VISA_TIERS", "")  # the lexicon tier only: no model loads here
     _fake_devices(monkeypatch, [])
@@ -1075,7 +1075,7 @@ def test_sensitivity_can_change_while_configured() -> None:
 
 
 def test_soundalike_rewrites_propose_console_words_for_unknown_ones() -> None:
-    from app.agents.soundalike import SoundalikeScorer, alike, variants
+    from app.language.soundalike import SoundalikeScorer, alike, variants
 
     # Mishearings measured on the dev split's audio (tiny.en): the meant text is proposed.
     assert "Show the right lung." in variants("Chill the right lung.")
@@ -1095,7 +1095,7 @@ def test_soundalike_rewrites_propose_console_words_for_unknown_ones() -> None:
 
 
 def test_soundalike_rewrites_offer_both_readings_of_a_hyphenated_plane_step() -> None:
-    from app.agents.soundalike import SoundalikeScorer
+    from app.language.soundalike import SoundalikeScorer
 
     sc = SoundalikeScorer()
     # Whisper writes "sag minus 40" as "sag-40" and "ax 40" as "Ax-40": the audio picks
@@ -1107,7 +1107,7 @@ def test_soundalike_rewrites_offer_both_readings_of_a_hyphenated_plane_step() ->
 
 
 def test_choose_soundalike_needs_the_audio_to_agree() -> None:
-    from app.agents.soundalike import SoundalikeScorer
+    from app.language.soundalike import SoundalikeScorer
     from app.voice.hearing_choice import choose_soundalike
 
     sc = SoundalikeScorer()
@@ -1129,7 +1129,7 @@ def test_choose_soundalike_needs_the_audio_to_agree() -> None:
 
 
 def test_choose_repair_lets_the_audio_pick_between_spelling_repairs() -> None:
-    from app.agents.soundalike import SoundalikeScorer
+    from app.language.soundalike import SoundalikeScorer
     from app.voice.hearing_choice import choose_repair
 
     sc = SoundalikeScorer()

@@ -18,7 +18,11 @@ from typing import Any
 from app.agents.checks import addressed_to_person, checked, ungrounded
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical, is_undo
-from app.agents.normalize import (
+from app.agents.planner import order_steps
+from app.core.registry import Actor, CommandRegistry, CommandResult, Step
+from app.core.state import ConsoleState
+from app.language import has_any
+from app.language.normalize import (
     DEFAULT_LEXICON,
     DOMAIN_WORDS,
     Lexicon,
@@ -27,10 +31,6 @@ from app.agents.normalize import (
     tokens_of,
     validate,
 )
-from app.agents.planner import order_steps
-from app.core.registry import Actor, CommandRegistry, CommandResult, Step
-from app.core.state import ConsoleState
-from app.language import has_any
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ UNSURE_COVERAGE = 0.6
 
 @functools.lru_cache(maxsize=1)
 def _scorer() -> Any:
-    from app.agents.normalize import CommandScorer  # noqa: PLC0415
+    from app.language.normalize import CommandScorer  # noqa: PLC0415
 
     return CommandScorer()  # built once: its known-word set is a union of large sets
 

@@ -73,10 +73,10 @@ from app.agents.lexicon import (
     decide_iv,
     merge_steps,
 )
-from app.agents.normalize import has_domain_content, normalize, validate
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, PLANES
+from app.language.normalize import has_domain_content, normalize, validate
 
 log = logging.getLogger(__name__)
 

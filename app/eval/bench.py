@@ -667,7 +667,7 @@ def section_console(cfg: BenchConfig, ctx: dict[str, Any]) -> dict[str, Any]:
     bench_console = _load_script("bench_console")
     from app.data.demo import ensure_demo_case
     from app.render.anatomy3d import probe_offscreen
-    from app.ui.loader import load_case_and_model
+    from app.session.loader import load_case_and_model
 
     t0 = time.perf_counter()
     loaded = load_case_and_model(ensure_demo_case())

@@ -369,13 +369,10 @@ def find_transcriber() -> tuple[Transcriber | None, str]:
 
 
 def _real_factory(strategy: str) -> OrchestratorFactory:
-    from app.agents.orchestrator import Orchestrator as RealOrchestrator
-    from app.core.registry import CommandRegistry
+    from app.session.console import build_console
 
     def factory(context: CaseContext) -> Orchestrator:
-        state = ConsoleState()
-        state.set_case(context)
-        return RealOrchestrator(CommandRegistry(state), strategy=strategy)
+        return build_console(context, strategy=strategy).orchestrator
 
     return factory
 

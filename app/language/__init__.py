@@ -163,9 +163,19 @@ def which_of(tokens: Sequence[str], names: Sequence[str]) -> set[str]:
     return found
 
 
+def phrasings() -> list[str]:
+    """The console's own phrasings (``data/phrasings.txt``, written from the dev split and the
+    phrasing sets by ``app.eval.phrasings``): what the optional phrasing model learns from."""
+    path = DATA_DIR / "phrasings.txt"
+    if not path.is_file():
+        return []
+    return [ln for ln in path.read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.startswith("#")]
+
+
 def class_names() -> Iterable[str]:
     return sorted(_classes())
 
 
 __all__ = ["DATA_DIR", "LanguageError", "class_names", "has_any", "join_spelled_letters",
-           "matches", "reload", "rewrite", "which_of", "words"]
+           "matches", "phrasings", "reload", "rewrite", "which_of", "words"]

@@ -23,7 +23,7 @@ class Bridge(QObject):
     trace_record = Signal(object)  # dict: DESIGN §5.3 trace record + "reply"
     message = Signal(str, str)  # (severity "info" | "warning" | "error", plain text)
     progress = Signal(str, float)  # case loading: (what, fraction 0..1)
-    case_loaded = Signal(object)  # app.ui.loader.LoadedCase
+    case_loaded = Signal(object)  # app.session.loader.LoadedCase
     frame_ready = Signal()  # the render loop has a new frame
     model_error = Signal(str)  # the 3D renderer could not start
     # The interpreter's start-up warm-up: (phase "progress" | "ready" | "failed" | "off" |

@@ -74,10 +74,10 @@ def make_orchestrator(registry: Any) -> Any:
     It imports the interpreter at once (not at the first command), so a missing or broken
     module is found here, on the runner's thread, and reported in plain words.
     """
-    from app.agents.orchestrator import Orchestrator
+    from app.session.console import orchestrator_for
 
     importlib.import_module("app.agents.interpreter")
-    return Orchestrator(registry, actor=TYPED)
+    return orchestrator_for(registry, actor=TYPED)
 
 
 class CommandRunner:

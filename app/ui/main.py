@@ -63,6 +63,7 @@ from app.core.state import CaseContext, ConsoleState, StateChange
 from app.core.vocab import WINDOW_PRESETS
 from app.render.clock import Clock, MonotonicClock
 from app.render.scene import SceneRenderer
+from app.session.loader import CaseLoader, LoadedCase
 from app.ui import hotkeys
 from app.ui.bridge import Bridge
 from app.ui.commands import (
@@ -74,7 +75,6 @@ from app.ui.commands import (
     make_orchestrator,
     text_commands_available,
 )
-from app.ui.loader import CaseLoader, LoadedCase
 from app.ui.panes import LISTENING_LOOK, CommandBox, StatusStrip, TracePane
 from app.ui.qtcompat import emit, emitter
 from app.ui.render_loop import RenderLoop

@@ -42,9 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from app.language import phrasings
+
 log = logging.getLogger(__name__)
 
-DATASETS_DIR = Path(__file__).resolve().parents[2] / "datasets"
 DISCOUNT = 0.5
 WAKE = "davinci"
 
@@ -98,7 +99,7 @@ def spoken_words(text: str) -> list[str]:
 def written(words: str) -> str:
     """pocketsphinx's words as Whisper would write them, so both compare ("sagittal two
     hundred" → "Sagittal 200.", "zoom in on the r u l" → "Zoom in on the RUL.")."""
-    from app.agents.normalize import normalize  # noqa: PLC0415
+    from app.language.normalize import normalize  # noqa: PLC0415
 
     if not words.strip():
         return ""
@@ -110,22 +111,6 @@ def written(words: str) -> str:
         for form in {said, said.replace(" ", "")}:
             t = re.sub(rf"\b{form}\b", acronym, t)
     return t[:1].upper() + t[1:] + "."
-
-
-def dataset_texts(directory: Path = DATASETS_DIR) -> list[str]:
-    """The sentences to learn from: the dev split and the phrasing sets (never the test
-    split, which measures the console)."""
-    files = [directory / "dev.jsonl", *sorted(directory.glob("paraphrase_dev*.jsonl"))]
-    out: list[str] = []
-    for f in files:
-        if not f.exists():
-            continue
-        for line in f.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                text = str(json.loads(line).get("text") or "")
-                if text.strip():
-                    out.append(text)
-    return out
 
 
 def build_lm(sentences: Iterable[Sequence[str]], discount: float = DISCOUNT) -> str:
@@ -212,7 +197,7 @@ class DomainRecognizer:
         return not self._failed
 
     def _files(self, model_dir: Path) -> tuple[Path, Path]:
-        texts = list(self._texts) if self._texts is not None else dataset_texts()
+        texts = list(self._texts) if self._texts is not None else phrasings()
         # (word, line) of the CMU dictionary, read once ("word(2)" is a second pronunciation)
         cmudict = [(ln.split()[0].split("(")[0], ln) for ln in
                    (model_dir / "cmudict-en-us.dict").read_text(encoding="utf-8").splitlines()
@@ -286,5 +271,5 @@ def shared_recognizer() -> DomainRecognizer:
         return _SHARED
 
 
-__all__ = ["DomainRecognizer", "build_lm", "dataset_texts", "number_words", "shared_recognizer",
+__all__ = ["DomainRecognizer", "build_lm", "number_words", "shared_recognizer",
            "spoken_words", "written"]

@@ -15,7 +15,7 @@
   10 dB SNR 288 → 338; a beam of 10 gains nothing more. ``nbest=1`` restores greedy decoding.
 * Sound-alike rewrites: when the chosen hypothesis still holds words the console does not
   know ("Chill the right lung.", "… top of the skin?"), the domain's sound-alike terms
-  (``app.agents.soundalike``) rewrite it, and each rewrite is scored against the audio by a
+  (``app.language.soundalike``) rewrite it, and each rewrite is scored against the audio by a
   forced decode (CTranslate2 ``align``, the encoder output reused, one batch, ~30–60 ms per
   text on two cores, only on such commands); :func:`choose_soundalike` keeps a rewrite only when
   the audio supports it within ``soundalike_gap`` of Whisper's own reading. Dev split, clean:
@@ -37,7 +37,7 @@
   applied only when the audio is quiet or the model itself doubts there was speech. A surgeon
   who really says "thank you" loudly still gets through (and the interpreter declines it).
 * Whisper and the LLM must not run at full threads together on two cores (DESIGN §6): the
-  transcription holds ``app.agents.llm_runtime.HEAVY_STAGE_LOCK``.
+  transcription holds ``app.runtime.scheduler.HEAVY_STAGE_LOCK``.
 
 The rules that choose among hearings (beam rescoring, sound-alike rewrites, spelling repairs,
 the joint second opinion) are pure functions in :mod:`app.voice.hearing_choice`.
@@ -423,10 +423,8 @@ def get_model(model: str = DEFAULT_MODEL, cpu_threads: int = 2) -> Any:
 
 
 def _heavy_lock() -> Any:
-    try:
-        from app.agents.llm_runtime import HEAVY_STAGE_LOCK  # noqa: PLC0415
-    except Exception:  # the agents layer missing must not break STT
-        return None
+    from app.runtime.scheduler import HEAVY_STAGE_LOCK  # noqa: PLC0415
+
     return HEAVY_STAGE_LOCK
 
 

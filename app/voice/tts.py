@@ -69,12 +69,9 @@ class PiperEngine:
         self.length_scale = length_scale
         self.lock_timeout_s = lock_timeout_s
         if lock == "default":
-            try:
-                from app.agents.llm_runtime import HEAVY_STAGE_LOCK  # noqa: PLC0415
+            from app.runtime.scheduler import HEAVY_STAGE_LOCK  # noqa: PLC0415
 
-                lock = HEAVY_STAGE_LOCK
-            except Exception:
-                lock = None
+            lock = HEAVY_STAGE_LOCK
         self.lock = lock
         self._voice: Any = None
         self._load_lock = threading.Lock()

@@ -21,7 +21,7 @@ from functools import lru_cache
 import jellyfish
 from rapidfuzz import fuzz
 
-from app.agents.normalize import (
+from app.language.normalize import (
     _CONTENT,
     _FUNCTION_WORDS,
     _NUM_RE,

@@ -1301,12 +1301,9 @@ class CommandScorer:
 
     def __init__(self, vocabulary: frozenset[str] | set[str] | None = None) -> None:
         if vocabulary is None:
-            try:
-                from app.agents.lexicon import VOCABULARY  # noqa: PLC0415
+            from app.language.vocabulary import VOCABULARY  # noqa: PLC0415
 
-                vocabulary = VOCABULARY
-            except Exception:  # noqa: BLE001 - the grammar tier missing: domain words only
-                vocabulary = frozenset()
+            vocabulary = VOCABULARY
         self.vocabulary = frozenset(vocabulary)
         self._known = DOMAIN_WORDS | _CONTENT | self.vocabulary
 

@@ -1,10 +1,10 @@
-"""Headless voice runs: ``python -m app.voice`` (also what a ``visa-console voice`` command can
-call).
+"""Headless voice runs: ``python -m app.session.voice_main`` (also what a ``visa-console voice``
+command can call).
 
-    python -m app.voice --list-devices
-    python -m app.voice --mode synthesized --audio DIR_OR_FILE [--case PATH] [--json]
-    python -m app.voice --mode text --commands FILE
-    python -m app.voice --mode realtime [--device NAME_OR_INDEX] [--seconds N]
+    python -m app.session.voice_main --list-devices
+    python -m app.session.voice_main --mode synthesized --audio DIR_OR_FILE [--case PATH] [--json]
+    python -m app.session.voice_main --mode text --commands FILE
+    python -m app.session.voice_main --mode realtime [--device NAME_OR_INDEX] [--seconds N]
 
 Every pipeline event is printed as it happens (one line, or JSON with ``--json``), then the
 final console state. Exit status: 0, or 2 when the run could not start (no microphone, no
@@ -25,14 +25,9 @@ from app.voice.events import EventType, PipelineEvent
 
 def _orchestrator(case: str | None) -> Any:
     """The real console (fast strategy) on ``case``, or on the built-in demo case."""
-    from app.agents.cli_do import case_context
-    from app.agents.orchestrator import Orchestrator
-    from app.core.registry import CommandRegistry
-    from app.core.state import ConsoleState
+    from app.session.console import build_console
 
-    state = ConsoleState()
-    state.set_case(case_context(Path(case) if case else None))
-    return Orchestrator(CommandRegistry(state))
+    return build_console(case_path=Path(case) if case else None).orchestrator
 
 
 def _line(ev: PipelineEvent) -> str:

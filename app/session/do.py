@@ -14,21 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from app.agents.decision import Memory
-from app.agents.orchestrator import Orchestrator
-from app.core.registry import Actor, CommandRegistry, CommandResult, Step
-from app.core.state import CaseContext, ConsoleState
-
-
-def case_context(case_path: Path | None) -> CaseContext:
-    from app.data.case import load_case
-
-    if case_path is None:
-        from app.data.demo import ensure_demo_case
-
-        case_path = ensure_demo_case()
-    case = load_case(case_path, load_video=False)
-    return case.context()
-
+from app.core.registry import Actor, CommandResult, Step
+from app.core.state import ConsoleState
+from app.session.console import build_console, case_context
 
 #: Undo steps kept in a ``--state`` file (each a whole state before a command).
 UNDO_KEPT = 10
@@ -85,9 +73,10 @@ def run_do_command(text: str, case: Path | None, state_file: Path | None, as_jso
     except LoadError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
-    registry = CommandRegistry(state)
+    console = build_console(state=state, strategy=strategy,
+                            actor=Actor(role="surgeon", source="cli"))
+    registry, orch = console.registry, console.orchestrator
     registry._undo.extend(undo)
-    orch = Orchestrator(registry, strategy=strategy, actor=Actor(role="surgeon", source="cli"))
     orch.memory = memory
     record = orch.handle_text(text)
     if state_file is not None:
