@@ -205,3 +205,43 @@ def test_a_display_put_up_is_shown_not_moved(text: str) -> None:
     con.say(text)
     iv = con.snap["iv"]
     assert iv["mode"] == "small_views" and iv["pos"]["axial"] == 64
+
+
+def test_parsed_slice_values_are_checked_like_spoken_ones() -> None:
+    from app.core.params import SliceValue
+
+    toks = _toks("grand, bring the axial up a bit")
+    assert ungrounded([Step("IV.SHOW_MOVE", {"axial": SliceValue("rel", 1)})], toks)
+    assert ungrounded([Step("IV.SHOW_MOVE", {"axial": SliceValue("rel", 10)})], toks) is None
+    assert ungrounded([Step("IV.SHOW_MOVE", {"axial": SliceValue("named", "max")})],
+                      _toks("axial up")) is not None
+
+
+def test_an_unknown_field_word_is_not_a_request_for_every_field() -> None:
+    con = Console()
+    con.say("show the bmi")
+    assert con.say("show me the patient's zorblat") == []
+    assert con.snap["ir"]["fields"] == ["bmi"]
+    con.say("open up the patient file")  # the box's own names still show every field
+    assert "weight" in con.snap["ir"]["fields"]
+
+
+@pytest.mark.parametrize("text, params", [
+    ("coronal plus 50, wait, minus 50", {"coronal": "-50"}),
+    ("axial 80, sorry, 90", {"axial": 90}),
+])
+def test_a_correction_after_wait_or_sorry_replaces_the_value(text: str,
+                                                             params: dict[str, Any]) -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say(text) == [("IV.SHOW_MOVE", params)]
+
+
+@pytest.mark.parametrize("text", ["nah, the other way", "grand, bring the axial up a bit",
+                                  "aye, axial up"])
+def test_regional_discourse_markers_are_not_content(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("axial down 20")
+    acts = con.say(text)
+    assert acts and acts[0][0] == "IV.SHOW_MOVE" and "axial" in acts[0][1], acts

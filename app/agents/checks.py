@@ -126,6 +126,8 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
                 v = p.get(plane)
                 if v is None:
                     continue
+                if hasattr(v, "kind") and hasattr(v, "value"):  # a parsed SliceValue
+                    v = v.value if v.kind != "rel" else f"{int(v.value):+d}"
                 if isinstance(v, str) and v in ("middle", "max", "min"):
                     if not toks & set(NAMED_POS):
                         return f"a {plane} position nobody named"
@@ -200,6 +202,14 @@ def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
         return decision
     steps = as_field_edit(as_structure_edit(decision.steps, tokens), tokens)
     why = contradiction(steps, tokens)
+    from app.language.vocabulary import IR_STRONG  # words that name the patient box itself
+
+    left = [w for w in (decision.diagnostics or {}).get("leftover") or [] if w not in IR_STRONG]
+    if why is None and left and any(s.action_id == "IR.SHOW" and not s.params.get("fields")
+                                    and s.params.get("op") != "remove" for s in steps):
+        # "how auld is the patient": a field word nobody taught the console is not a request
+        # for every field (DESIGN §3 coverage; the "synonyms falling back to all")
+        why = f"every patient field, though {', '.join(map(str, left))} named something else"
     if why is None:
         return replace(decision, steps=steps) if steps != list(decision.steps) else decision
     diag = {**(decision.diagnostics or {}), "polarity": why}

@@ -2016,12 +2016,7 @@ def _drop_particles(tokens: list[str]) -> list[str]:
 
 # Words that open an utterance without being part of the command ("right, zoom in",
 # "okay so show the CT", "perfect, now the model").
-_DISCOURSE = {"right", "okay", "ok", "alright", "so", "now", "well", "good", "great", "fine",
-              "perfect", "cool", "lovely", "excellent", "brilliant", "yes", "yeah", "yep",
-              "sure", "then", "oh", "hmm", "um", "uh", "erm", "anyway", "actually", "nice",
-              "cheers", "thanks", "ta", "smashing", "super", "fab", "fantastic", "wonderful",
-              "awesome", "splendid", "marvellous", "beautiful", "spot", "champion",
-              "sorted", "gorgeous", "ace"}
+_DISCOURSE = set(language_words("discourse_markers"))  # app/language/data/words.toml
 # Words that show the marker before them was not a command word ("right let us see the CT").
 _DISCOURSE_NEXT = _DISCOURSE - {"right"} | {"let", "lets", "can", "could", "would", "i", "we"}
 
@@ -2248,6 +2243,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
         # nodules" / "no spinning" are requests
         if t == "no" and nxt == "wait" and after_pause:
             found = (i, i + 2)  # "sagittal big, no wait, the coronal"
+        elif t in ("wait", "nope", "nah", "scratch") and i > 1 and after_pause and nxt == ",":
+            found = (i, i + 1)  # "coronal plus 50, wait, minus 50"
         elif t == "well" and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "take everything off, well, leave the model, …"
         elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (

@@ -240,7 +240,8 @@ IR_STRONG = set(FIELD_WORDS) | {"summary", "overview", "profile", "comorbidities
                                  "diagnosis", "info", "information", "fields", "field", "details",
                                  "demographics", "location", "box", "sheet", "clinical",
                                  "chart", "operation", "surgery", "procedure", "date",
-                                 "values", "textbox", "data", "record"}
+                                 "values", "textbox", "data", "record", "file", "notes",
+                                 "records", "case"}
 IV_STRONG = set(PLANE_WORDS) | {"images", "imaging", "pictures", "films", "chest", "radiograph",
                                 "radiographs", "tomography", "ct", "scan", "scans", "slice",
                                 "slices", "plane", "planes",
