@@ -34,8 +34,9 @@ from app.language.normalize import (
 
 log = logging.getLogger(__name__)
 
-# Below this confidence no tier's decision is carried out: the command counts as not understood.
-FLOOR = 0.55
+# Below this confidence no tier's decision is carried out: the console asks instead (DESIGN §3
+# "ask, don't guess": only a confident reading acts, and confident is the accept level).
+FLOOR = ACCEPT
 
 
 @dataclass
@@ -50,6 +51,9 @@ class Interpretation:
     stage_ms: dict[str, float] = field(default_factory=dict)
     reason: str = ""  # why invalid/empty, in plain words
     memory: Memory | None = None  # the memory this was interpreted against (for ``apply``)
+    # Readings no tier was confident of but that passed every check: what the console may
+    # ask about instead of guessing (app.agents.ask_back).
+    candidates: list[Decision] = field(default_factory=list)
 
     @property
     def agent(self) -> str | None:
@@ -161,6 +165,9 @@ class FastInterpreter:
         toks = tokens_of(fixed.text)
         decision = checked(self.lexicon.decide_from(analysis, state, memory), toks)
         t6 = time.perf_counter()
+        considered: list[Decision] = []
+        if decision.valid and decision.steps and decision.confidence > 0:
+            considered.append(decision)
         ms.update(route=(t5 - t4) * 1e3, decide=(t6 - t5) * 1e3)
         if decision.confidence < self.consult_below():
             best = decision
@@ -181,6 +188,8 @@ class FastInterpreter:
                 if why is not None:
                     log.info("%s tier reading refused: %s (%r)", tier.name, why, fixed.text)
                     continue  # does what no word asked for
+                if other.valid and other.steps:
+                    considered.append(other)
                 if decision.confidence >= self.accept:
                     # The grammar was already sure: only a surer, valid reading replaces it,
                     # and not one that merely drops what the grammar read ("all the fields
@@ -202,7 +211,10 @@ class FastInterpreter:
             # In scope but not understood: ask again rather than guess (an invalid loop).
             why = "Not understood: please say it again in other words."
             decision = replace(decision, valid=False, steps=[], reason=f"{why} ({decision.reason})")
-            return done(decision, False, False, why)
+            out = done(decision, False, False, why)
+            # the best reading first: the one the tiers trusted most
+            out.candidates = sorted(considered, key=lambda d: -d.confidence)
+            return out
         diag = decision.diagnostics or {}
         if decision.reading is None and (decision.tier != self.lexicon.name or
                                          diag.get("repeat_of") or diag.get("rewritten")):

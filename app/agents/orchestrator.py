@@ -13,9 +13,10 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from app.agents.ask_back import QUESTION_TIMEOUT_S, PendingQuestion, make_question, resolve
 from app.agents.decision import Decision, Memory
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import CaseContext, ConsoleState
@@ -78,6 +79,9 @@ class Orchestrator:
         self._visa = visa
         self._ids = itertools.count(1)
         self.last_reply: Reply | None = None
+        # The question the console asked and its candidate plans (ask, don't guess).
+        self.pending: PendingQuestion | None = None
+        self.question_timeout_s = QUESTION_TIMEOUT_S
         self.on_record: list[Callable[[dict[str, Any]], None]] = []
 
     @property
@@ -137,6 +141,7 @@ class Orchestrator:
         fresh.set_case(context)
         self.state.restore(fresh)
         self.memory = Memory()
+        self.pending = None
         self.registry._undo.clear()
 
     # -- one command ----------------------------------------------------------------------
@@ -181,13 +186,45 @@ class Orchestrator:
         }
         if "diagnostics" in record:
             out["diagnostics"] = record["diagnostics"]
+        if "question" in record:
+            out["question"] = record["question"]
         for fn in self.on_record:
             fn(out)
         return out
 
     # -- strategies -----------------------------------------------------------------------
+    def _answer(self, text: str, stages: dict[str, Any], flow: list[str]
+                ) -> dict[str, Any] | None:
+        """The record for an answer to the pending question, or None when ``text`` is not one
+        (then the question is dropped and ``text`` is read as a new command)."""
+        q, self.pending = self.pending, None
+        if q is None or q.expired(timeout_s=self.question_timeout_s):
+            return None
+        pick = resolve(q, text)
+        if pick is None:
+            return None
+        stages["correct"] = {"text": text, "valid": pick != "cancel", "ms": 0.0,
+                             "answers": q.text}
+        flow.append("correct")
+        if pick == "cancel":
+            return {"tier": "ask", "flow": [*flow, "end"], "invalid_cycles": 0,
+                    "reply": Reply(False, "Okay, nothing was changed.")}
+        chosen = q.options[int(pick)]
+        stages["route"] = {"agent": chosen.agent, "ms": 0.0}
+        flow.append("route")
+        decision = replace(chosen, tier="ask", diagnostics={
+            **(chosen.diagnostics or {}), "answered": q.labels[int(pick)],
+            "asked_tier": chosen.tier})
+        # the question was one invalid loop before this outcome (MOEM multi-pass)
+        return self._dispatch(decision, q.labels[int(pick)], stages, flow, decide_ms=0.0,
+                              invalid_cycles=1)
+
     def _run_fast(self, text: str, stages: dict[str, Any], flow: list[str],
                   stt: dict[str, Any] | None = None) -> dict[str, Any]:
+        if self.pending is not None:
+            answered = self._answer(text, stages, flow)
+            if answered is not None:
+                return answered
         interp = self.interpreter.interpret(text, self.state, self.memory)
         sm = dict(getattr(interp, "stage_ms", {}) or {})
         decision: Decision | None = interp.decision
@@ -202,6 +239,17 @@ class Orchestrator:
                       getattr(interp, "reason", "") or "That is not a console command.")
             stages["correct"]["valid"] = False
             tier = decision.tier if decision is not None else "lexicon"
+            from app.agents.lexicon import plan_phrase
+
+            question = make_question(getattr(interp, "candidates", []) or [], plan_phrase)
+            if question is not None:
+                # ask, don't guess: one short question, nothing changed until it is answered
+                self.pending = question
+                return {"tier": tier, "flow": [*flow, "end"], "invalid_cycles": 0,
+                        "question": question.to_dict(),
+                        "reply": Reply(False, question.text),
+                        **({"diagnostics": decision.diagnostics}
+                           if decision is not None and decision.diagnostics else {})}
             return {"tier": tier, "flow": [*flow, "end"], "invalid_cycles": 0,
                     "reply": Reply(False, _plain_invalid(reason)),
                     **({"diagnostics": decision.diagnostics}

@@ -192,7 +192,8 @@ SHOW_VERBS = {"remind", "visible", "readd", "show", "display", "open", "see", "v
               "visualize", "visualise", "present",
               "check", "load", "activate", "enable", "launch", "reveal", "unhide", "bring",
               "pull", "put", "give", "look", "let", "need", "want", "get", "tell", "list",
-              "read", "pop", "what", "how", "where", "which", "who", "when"}
+              "read", "pop", "what", "how", "where", "which", "who", "when", "stick", "chuck",
+              "bung", "whack", "slap"}
 HIDE_VERBS = {"hide", "remove", "clear", "close", "erase", "delete", "dismiss", "disable",
               "deactivate", "kill", "drop", "without", "exclude", "lose", "off", "away",
               "rid", "cancel", "eliminate", "unshow", "wipe", "bin", "ditch", "scrap", "dump",
@@ -231,6 +232,7 @@ hm ah oh doing today going gonna performing here right_now moment quickly guys t
 mate mates buddy boss doc sir madam love righto cheers
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
+settings setting preset presets
 """)) - {"up", "down"}
 SEPARATORS = {",", "and", "then", "also", "afterwards", "afterward", "next", "plus"}
 SEQ_SEPARATORS = {"then", "afterwards", "afterward", "after", "next"}

@@ -1,0 +1,112 @@
+"""Ask, don't guess (DESIGN §3): when no tier is confident the console asks one short question,
+changes nothing, and takes the answer — "yes", "the second", a word of one option, "option N"
+(the touch buttons), or "no" — in the same context; a new command or a timeout drops it."""
+
+from __future__ import annotations
+
+from app.agents.ask_back import PendingQuestion, make_question, resolve
+from app.agents.decision import Decision, Memory
+from app.agents.interpreter import FastInterpreter
+from app.core.registry import Step
+from app.core.state import ConsoleState
+from app.session import build_console
+from tests.test_lexicon import SIZE
+
+from app.core.state import CaseContext  # noqa: I001  (after the session import on purpose)
+
+CTX = CaseContext(iv_size=SIZE, tumor_lobes=("right_upper_lobe",))
+UNSURE = "do the fnord with the model"  # the grammar can only guess: show the model
+
+
+class _Unsure:
+    """A later tier with a reading it is not sure of either."""
+
+    name = "semantic"
+
+    def __init__(self, step: Step) -> None:
+        self.step = step
+
+    def decide(self, corrected: str, state: ConsoleState, memory: Memory) -> Decision | None:
+        return Decision(True, [self.step], self.step.action_id[:2], 0.52, self.name)
+
+
+def _console(*tiers: object):
+    return build_console(CTX, interpreter=FastInterpreter(tiers=list(tiers)))
+
+
+def test_a_command_no_tier_is_sure_of_is_asked_about_and_changes_nothing() -> None:
+    con = _console()
+    before = con.snapshot()
+    rec = con.say(UNSURE)
+    assert rec["question"]["options"] == ["show the 3d model"]
+    assert rec["reply"]["text"] == "Did you mean: show the 3d model?"
+    assert rec["stages"]["correct"]["valid"] is False and "decide" not in rec["stages"]
+    assert con.snapshot() == before
+
+
+def test_yes_carries_out_the_asked_plan_as_one_invalid_loop() -> None:
+    con = _console()
+    con.say(UNSURE)
+    rec = con.say("yes")
+    assert con.snapshot()["ar"]["visible"]
+    assert rec["tier"] == "ask" and rec["invalid_cycles"] == 1
+    assert [a["action"] for a in rec["stages"]["decide"]["actions"]] == ["SHOW"]
+    assert rec["flow"] == ["correct", "route", "AR", "end"]
+
+
+def test_no_cancels_and_nothing_changes() -> None:
+    con = _console()
+    before = con.snapshot()
+    con.say(UNSURE)
+    rec = con.say("no, never mind")
+    assert rec["reply"]["text"] == "Okay, nothing was changed."
+    assert con.snapshot() == before and con.orchestrator.pending is None
+
+
+def test_two_readings_are_offered_and_the_answer_picks_one() -> None:
+    con = _console(_Unsure(Step("AR.REMOVE", {})))
+    con.say("show the 3d model")
+    rec = con.say(UNSURE)
+    assert len(rec["question"]["options"]) == 2, rec["question"]
+    assert con.say("the second one")["tier"] == "ask"
+    assert not con.snapshot()["ar"]["visible"]
+    con.say(UNSURE)
+    con.say("option 1")  # what a touch button sends
+    assert con.snapshot()["ar"]["visible"]
+
+
+def test_a_new_command_instead_of_an_answer_drops_the_question() -> None:
+    con = _console()
+    con.say(UNSURE)
+    rec = con.say("show the ct")
+    assert rec["tier"] == "lexicon" and con.snapshot()["iv"]["mode"] == "small_views"
+    assert con.orchestrator.pending is None
+    assert not con.snapshot()["ar"]["visible"]
+    assert con.say("yes")["stages"]["correct"]["valid"] is False  # nothing left to answer
+
+
+def test_an_unanswered_question_times_out() -> None:
+    con = _console()
+    con.orchestrator.question_timeout_s = 0.0
+    con.say(UNSURE)
+    con.say("yes")
+    assert not con.snapshot()["ar"]["visible"]
+
+
+def test_answers_by_wording_must_fit_one_option_entirely() -> None:
+    q = make_question([Decision(True, [Step("AR.SHOW", {"structures": ["left_lower_lobe"],
+                                                        "op": "add"})], "AR", 0.5, "lexicon"),
+                       Decision(True, [Step("AR.SHOW", {"structures": ["left_lower_lobe",
+                                                                       "left_upper_lobe"],
+                                                        "op": "add"})], "AR", 0.5, "semantic")],
+                      lambda steps: {1: "add the left lower lobe to the model",
+                                     2: "add the left lung to the model"}[
+                          len(steps[0].params["structures"])])
+    assert isinstance(q, PendingQuestion)
+    assert q.text == ("Did you mean: add the left lower lobe to the model, or add the left "
+                      "lung to the model?")
+    assert resolve(q, "the lobe") == 0
+    assert resolve(q, "the whole lung") is None  # "whole" is in neither wording
+    assert resolve(q, "the lung") == 1
+    assert resolve(q, "left lower lobe off") is None  # a new command, not an answer
+    assert resolve(q, "right") is None  # a direction, not a yes
