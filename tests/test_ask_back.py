@@ -8,11 +8,12 @@ from app.agents.ask_back import PendingQuestion, make_question, resolve
 from app.agents.decision import Decision, Memory
 from app.agents.interpreter import FastInterpreter
 from app.core.registry import Step
-from app.core.state import ConsoleState
+from app.core.state import (
+    CaseContext,  # noqa: I001  (after the session import on purpose)
+    ConsoleState,
+)
 from app.session import build_console
 from tests.test_lexicon import SIZE
-
-from app.core.state import CaseContext  # noqa: I001  (after the session import on purpose)
 
 CTX = CaseContext(iv_size=SIZE, tumor_lobes=("right_upper_lobe",))
 UNSURE = "do the fnord with the model"  # the grammar can only guess: show the model
