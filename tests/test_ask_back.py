@@ -39,8 +39,8 @@ def test_a_command_no_tier_is_sure_of_is_asked_about_and_changes_nothing() -> No
     con = _console()
     before = con.snapshot()
     rec = con.say(UNSURE)
-    assert rec["question"]["options"] == ["show the 3d model"]
-    assert rec["reply"]["text"] == "Did you mean: show the 3d model?"
+    assert rec["question"]["options"] == ["show the 3D model"]
+    assert rec["reply"]["text"] == "Did you mean: show the 3D model?"
     assert rec["stages"]["correct"]["valid"] is False and "decide" not in rec["stages"]
     assert con.snapshot() == before
 

@@ -9,6 +9,7 @@ runs. Keyboard shortcuts need an active window: offscreen Qt only has one when a
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import warnings
@@ -620,3 +621,44 @@ def _wait_for(pred: Any, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def test_the_consoles_question_offers_its_candidates_as_touch_buttons(
+        qtbot, make_window, demo_loaded, monkeypatch, tmp_path):
+    """Ask, don't guess, on the touch panel: an unsure command shows its question with one
+    button per candidate; the nurse's tap answers it and only then does the state change."""
+    monkeypatch.setenv("VISA_TIERS", "")  # the grammar alone: the same question every run
+    w = make_window()
+    w.set_loaded(demo_loaded)
+    _activate(qtbot, w)
+    w.submit_text("do the fnord with the model")
+    qtbot.waitUntil(lambda: len(w.trace.records) == 1, timeout=30000)
+    assert w.trace.records[0]["question"]["options"] == ["show the 3D model"]
+    assert not w.state.ar.visible  # nothing changed while asking
+    assert w.touch.question_box.isVisible()
+    button = w.touch.buttons["answer_1"]
+    assert button.isVisible() and button.text() == "Show the 3D model"
+    assert not w.touch.buttons["answer_2"].isVisible()
+    w.grab().save(str(tmp_path / "question.png"))
+    if os.environ.get("VISA_SHOT_DIR"):  # for looking at it
+        w.grab().save(os.path.join(os.environ["VISA_SHOT_DIR"], "ask_back_touch.png"))
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(w.trace.records) == 2, timeout=30000)
+    rec = w.trace.records[1]
+    assert rec["tier"] == "ask" and rec["invalid_cycles"] == 1
+    assert w.state.ar.visible
+    assert not w.touch.question_box.isVisible()
+
+
+def test_cancel_on_the_touch_panel_drops_the_question(qtbot, make_window, demo_loaded,
+                                                      monkeypatch):
+    monkeypatch.setenv("VISA_TIERS", "")
+    w = make_window()
+    w.set_loaded(demo_loaded)
+    _activate(qtbot, w)
+    w.submit_text("do the fnord with the model")
+    qtbot.waitUntil(lambda: len(w.trace.records) == 1, timeout=30000)
+    qtbot.mouseClick(w.touch.buttons["answer_cancel"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(w.trace.records) == 2, timeout=30000)
+    assert w.trace.records[1]["reply"]["text"] == "Okay, nothing was changed."
+    assert not w.state.ar.visible

@@ -399,3 +399,24 @@ def test_the_phrasing_model_is_not_asked_about_talk_while_waiting_for_the_name(
         assert not tr.domain["taken"] or "cough" not in tr.text.lower()
     finally:
         whisper.domain_needs_wake = False
+
+
+def test_a_spoken_answer_to_the_consoles_question(clips: dict[str, Path], whisper: Any,
+                                                  silero: SileroOnnx, tmp_path: Path) -> None:
+    """Ask, don't guess, by voice: the console asked about an unsure command; "da Vinci, yes"
+    spoken into the real pipeline (a WAV through VAD, wake word and Whisper) answers it."""
+    from app.agents.interpreter import FastInterpreter
+    from app.session import build_console
+
+    con = build_console(interpreter=FastInterpreter())  # the grammar alone: deterministic
+    asked = con.say("do the fnord with the model")
+    assert asked["question"]["options"] == ["show the 3D model"]
+    assert not con.state.ar.visible
+    yes = _espeak("da Vinci, yes", "en-us", 150, tmp_path / "yes.wav")
+    p = VoicePipeline(con.orchestrator, stt=whisper, vad=_segmenter(silero), mode="synthesized")
+    runs = p.run_clips([yes])
+    assert [r.outcome for r in runs] == ["done"], [(r.outcome, r.command) for r in runs]
+    rec = runs[0].record
+    assert rec["tier"] == "ask" and rec["invalid_cycles"] == 1, rec
+    assert rec["flow"][:2] == ["audio", "stt"]
+    assert con.state.ar.visible

@@ -50,6 +50,8 @@ def make_question(candidates: Sequence[Decision],
         if not d.valid or not d.steps:
             continue
         label = describe(d.steps)
+        if label:  # as a screen writes them
+            label = re.sub(r"\bct\b", "CT", re.sub(r"\b3d\b", "3D", label))
         if not label or label in labels:
             continue
         options.append(d)

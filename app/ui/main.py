@@ -284,7 +284,7 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.bottom_tabs)
         self.setCentralWidget(central)
 
-        self.touch = TouchPanel(self.state, self._touch_send)
+        self.touch = TouchPanel(self.state, self._touch_send, answer=self.submit_text)
         self.dock = QDockWidget("Touch panel", self)
         self.dock.setObjectName("touchDock")
         self.dock.setWidget(self.touch)
@@ -741,6 +741,7 @@ class MainWindow(QMainWindow):
 
     def _on_trace_record(self, record: dict[str, Any]) -> None:
         self.trace.add_record(record)
+        self.touch.show_question(record.get("question"))  # the candidates as buttons
         reply = record.get("reply") or {}
         self.status.set_reply(reply.get("text", ""), bool(reply.get("ok", True)))
 

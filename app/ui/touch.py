@@ -75,11 +75,13 @@ def _rgb_hex(rgb: tuple[float, float, float]) -> str:
 class TouchPanel(QWidget):
     plane_selected = Signal(str)
 
-    def __init__(self, state: ConsoleState, send: Send, parent: QWidget | None = None) -> None:
+    def __init__(self, state: ConsoleState, send: Send, parent: QWidget | None = None,
+                 answer: Callable[[str], None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("touchPanel")
         self.state = state
         self._send = send
+        self._answer = answer  # sends an answer to the console's question as a command
         self._active_plane = "axial"
         self.setStyleSheet(STYLE)
         f = self.font()
@@ -99,10 +101,50 @@ class TouchPanel(QWidget):
         self.loading = QLabel("Loading the case\u2026")
         self.loading.setProperty("role", "note")
         lay.addWidget(self.loading)
+        lay.addWidget(self._build_question())
         lay.addWidget(self.tabs)
         self._loading = True
         self._no_case = False
         self.sync()
+
+    # -- the console's question (ask, don't guess) ----------------------------------------
+    def _build_question(self) -> QWidget:
+        box = QFrame()
+        box.setObjectName("questionBox")
+        box.setStyleSheet("#questionBox { border: 2px solid #edae49; border-radius: 6px; }")
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(6, 6, 6, 6)
+        self.question_label = QLabel("")
+        self.question_label.setWordWrap(True)
+        lay.addWidget(self.question_label)
+        self.question_buttons: list[QPushButton] = []
+        for i in range(2):
+            b = self._button(f"answer_{i + 1}", "", lambda i=i: self._send_answer(f"option {i + 1}"))
+            self.question_buttons.append(b)
+            lay.addWidget(b)
+        lay.addWidget(self._button("answer_cancel", "Neither (cancel)",
+                                   lambda: self._send_answer("cancel")))
+        self.question_box = box
+        box.setVisible(False)
+        return box
+
+    def show_question(self, question: dict[str, Any] | None) -> None:
+        """Show the console's question with one button per candidate; None hides it."""
+        options = list((question or {}).get("options") or [])
+        self.question_box.setVisible(bool(options))
+        if not options:
+            return
+        self.question_label.setText(str(question.get("text", "")) if question else "")
+        for i, b in enumerate(self.question_buttons):
+            b.setVisible(i < len(options))
+            if i < len(options):
+                b.setText(str(options[i])[:1].upper() + str(options[i])[1:])
+                b.setToolTip(str(options[i]))
+
+    def _send_answer(self, text: str) -> None:
+        self.question_box.setVisible(False)
+        if self._answer is not None:
+            self._answer(text)
 
     # -- building -------------------------------------------------------------------------
     @staticmethod
