@@ -245,3 +245,16 @@ def test_regional_discourse_markers_are_not_content(text: str) -> None:
     con.say("axial down 20")
     acts = con.say(text)
     assert acts and acts[0][0] == "IV.SHOW_MOVE" and "axial" in acts[0][1], acts
+
+
+@pytest.mark.parametrize("step", [Step("IV.SHOW_MOVE", {"coronal": "-10"}),
+                                  Step("IV.SHOW_MOVE", {"axial": "+10"})])
+def test_a_move_against_the_direction_words_is_refused(step: Step) -> None:
+    # "down" with no plane named is the axial, downwards (DESIGN §4 direction convention)
+    assert contradiction([step], _toks("hmm, maybe a bit too far, go down ten")) is not None
+
+
+def test_a_move_with_the_direction_words_passes() -> None:
+    assert contradiction([Step("IV.SHOW_MOVE", {"axial": "-10"})], _toks("go down ten")) is None
+    assert contradiction([Step("IV.SHOW_MOVE", {"coronal": "+20"})],
+                         _toks("coronal up 20")) is None  # a named plane: the grammar's pairing

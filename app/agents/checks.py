@@ -27,6 +27,9 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     kinds = {s.action_id.split(".", 1)[1] for s in steps}
     if kinds & {"ZOOM_IN", "ZOOM_IN_MOVE"} and "ZOOM_OUT" in kinds:
         zin = zout = False  # a composite that zooms both ways: each part has its own words
+    why = _against_directions(steps, tokens)
+    if why is not None:
+        return why
     for s in steps:
         agent, action = s.action_id.split(".", 1)
         op = s.params.get("op")
@@ -47,6 +50,38 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
             return "the words say zoom out; the reading zooms in"
         if action == "ZOOM_OUT" and zin and not zout:
             return "the words say zoom in; the reading zooms out"
+    return None
+
+
+def _relative(v: object) -> int | None:
+    if hasattr(v, "kind") and hasattr(v, "value"):  # a parsed SliceValue
+        return int(v.value) if v.kind == "rel" else None
+    t = str(v)
+    return int(t) if t[:1] in "+-" and t[1:].isdigit() else None
+
+
+def _against_directions(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
+    """A CT step the direction words contradict: with no plane named, "down ten" moves the
+    axial down (DESIGN §4 direction convention), never the coronal, never up."""
+    from app.language.vocabulary import DIRECTIONS, PLANE_WORDS
+
+    if any(t in PLANE_WORDS for t in tokens):
+        return None  # the plane is named: the grammar pairs words and planes
+    said = {DIRECTIONS[t] for t in tokens if t in DIRECTIONS}
+    if not said:
+        return None
+    for s in steps:
+        if not s.action_id.startswith("IV."):
+            continue
+        for plane, v in dict(s.params).items():
+            step = _relative(v) if plane in ("axial", "coronal", "sagittal") else None
+            if not step:
+                continue
+            signs = {sign for p, sign in said if p == plane}
+            if not signs:
+                return f"it moves the {plane}; the direction words name another plane"
+            if (1 if step > 0 else -1) not in signs:
+                return f"it moves the {plane} against the direction said"
     return None
 
 

@@ -151,6 +151,8 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("past", "medical", "history"), ("comorbidities",)),
     (("medical", "history"), ("comorbidities",)), (("past", "history"), ("comorbidities",)),
     (("underlying", "disease"), ("comorbidities",)),
+    (("medical", "problems"), ("comorbidities",)), (("health", "problems"), ("comorbidities",)),
+    (("other", "problems"), ("comorbidities",)),
     (("underlying", "diseases"), ("comorbidities",)),
     (("underlying", "conditions"), ("comorbidities",)),
     (("other", "diseases"), ("comorbidities",)), (("other", "conditions"), ("comorbidities",)),
@@ -204,7 +206,8 @@ ADD_WORDS = {"add", "also", "too", "include", "additionally", "plus", "well", "a
              "along", "together", "another"}
 ONLY_WORDS = {"only", "just", "alone", "solely", "exclusively"}
 ZOOM_IN_WORDS = {"enlarge", "magnify", "bigger", "larger", "big", "large", "closer",
-                 "maximize", "maximise", "expand", "fullscreen", "closeup", "focus"}
+                 "maximize", "maximise", "expand", "fullscreen", "closeup", "focus", "near",
+                 "nearer"}
 ZOOM_OUT_WORDS = {"smaller", "shrink", "minimize", "minimise", "unzoom", "wider",
                   "farther", "reduce", "small"}
 MOVE_VERBS = {"move", "go", "scroll", "step", "jump", "navigate", "shift", "slide", "set",
@@ -232,7 +235,7 @@ hm ah oh doing today going gonna performing here right_now moment quickly guys t
 mate mates buddy boss doc sir madam love righto cheers
 exactly there's anything something screen monitor overlay
 toward towards over is am was were been being being should shall might must up down
-settings setting preset presets
+settings setting preset presets ones aware
 """)) - {"up", "down"}
 SEPARATORS = {",", "and", "then", "also", "afterwards", "afterward", "next", "plus"}
 SEQ_SEPARATORS = {"then", "afterwards", "afterward", "after", "next"}
