@@ -176,6 +176,8 @@ class FastInterpreter:
                 # the grammar's confident mistakes); an expensive one (the LLM) only below accept.
                 if decision.confidence >= getattr(tier, "consult_below", self.accept):
                     continue
+                if analysis.statement and tier.name == "llm":
+                    continue  # a remark about the case ("the tumour sits at the top"): no order
                 ts = time.perf_counter()
                 other = tier.decide(fixed.text, state, memory)
                 ms[f"tier_{tier.name}"] = (time.perf_counter() - ts) * 1e3
