@@ -117,24 +117,29 @@ _IR_NOUNS = {"patient", "patients", "info", "information", "details", "data", "c
              "date", "name", "called", "conditions", "fields", "everything", "all", "stats",
              "vitals", "summary", "demographics", "physical", "body", "lobe", "tumor",
              "tumour", "measurements", "breathing", "lung", "pulmonary"}
-_AMOUNT_WORDS = {"bit", "little", "touch", "slightly", "step", "more", "again", "further",
-                 "same", "other", "way", "once", "twice", "thrice"}
+_AMOUNT_WORDS = {"bit", "little", "touch", "slightly", "step", "more", "further", "once",
+                 "twice", "thrice"}
+# Words that name structures (or point at ones named before) for a structure edit.
+_STRUCTURE_POINTERS = {"them", "those", "these", "both", "all", "everything", "every"}
 
 
 def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     """What a plan from a later tier (exemplar match, LLM) does that no word asked for: a
     rotation, a view, a zoom, a reset, patient fields or a slice number nobody said (DESIGN
     §3: "checks apply to the LLM too"; "a rotation nobody asked for is refused")."""
-    from app.agents.lexicon import (
+    from app.language.vocabulary import (
         AR_VIEW_WORDS,
         DIRECTIONS,
         FIELD_WORDS,
+        LOBE_POS,
         NAMED_POS,
         RESET_VERBS,
         ROTATE_DIRS,
         ROTATE_VERBS,
+        SIDES,
         SIGN_WORDS,
         STOP_WORDS_ROT,
+        STRUCT_WORDS,
     )
 
     toks = {t.lower() for t in tokens}
@@ -153,6 +158,10 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
             return "a zoom nobody asked for"
         if action == "RESET" and not toks & (RESET_VERBS | _RESET_WORDS):
             return "a reset nobody asked for"
+        if s.action_id == "AR.SHOW" and p.get("structures") and not toks & (
+                set(STRUCT_WORDS) | set(SIDES) | set(LOBE_POS) | _STRUCTURE_POINTERS
+                | {"rul", "rml", "rll", "lul", "lll"}):
+            return "structures nobody named"
         if s.action_id == "IR.SHOW" and p.get("fields") and \
                 not toks & (set(FIELD_WORDS) | _IR_NOUNS):
             return "patient fields nobody named"
@@ -170,8 +179,12 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
                 n = abs(int(str(v))) if str(v).lstrip("+-").isdigit() else None
                 if n is None or n in digits:
                     continue
-                stepped = n % 10 == 0 and toks & (set(DIRECTIONS) | set(SIGN_WORDS)
-                                                  | _AMOUNT_WORDS)
+                # a number nobody said is the default step, or that step per direction word
+                # said ("left left" = 20): "again" or "the other way" are the grammar's
+                # memory, not a licence for any amount
+                said = sum(1 for t in tokens if t in DIRECTIONS or t in SIGN_WORDS)
+                stepped = n % 10 == 0 and 10 <= n <= 10 * max(1, said) and (
+                    said or toks & _AMOUNT_WORDS)
                 if not stepped:
                     return f"a {plane} slice number nobody said ({v})"
     return None
