@@ -258,3 +258,51 @@ def test_a_move_with_the_direction_words_passes() -> None:
     assert contradiction([Step("IV.SHOW_MOVE", {"axial": "-10"})], _toks("go down ten")) is None
     assert contradiction([Step("IV.SHOW_MOVE", {"coronal": "+20"})],
                          _toks("coronal up 20")) is None  # a named plane: the grammar's pairing
+
+
+@pytest.mark.parametrize("text, direction", [
+    ("turn on the RLL and the RML", "right"),  # "turn on" switches, it does not turn
+    ("the lob middle right also add", "right"),  # a direction word is not a rotation
+    ("rotate it up", "left"),  # the other direction
+])
+def test_a_rotation_needs_a_turning_word_and_its_direction(text: str, direction: str) -> None:
+    assert ungrounded([Step("AR.ROTATE", {"direction": direction})], _toks(text)) is not None
+
+
+@pytest.mark.parametrize("text, direction", [("rotate left", "left"),
+                                             ("spin it round", "horizontal"),
+                                             ("turn it to the right", "right")])
+def test_a_rotation_said_passes(text: str, direction: str) -> None:
+    assert ungrounded([Step("AR.ROTATE", {"direction": direction})], _toks(text)) is None
+
+
+def test_back_to_where_we_were_returns_the_slices_and_keeps_the_zoom_view() -> None:
+    from app.session import build_console
+
+    con = build_console(interpreter=FastInterpreter())
+    con.say("show the ct")
+    con.say("zoom in on the coronal")
+    con.say("axial up 30")
+    con.say("back to where we were")
+    iv = con.snapshot()["iv"]
+    assert iv["pos"]["axial"] == 64 and iv["mode"] == "zoom_view" and iv["main"] == "axial"
+
+
+@pytest.mark.parametrize("text, params", [("axial 40 no 50", {"axial": 50}),
+                                          ("rotate right no left", {"direction": "left"})])
+def test_a_correction_without_a_pause_replaces_the_value(text: str,
+                                                         params: dict[str, Any]) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("show the 3d model")
+    acts = con.say(text)
+    assert len(acts) == 1 and acts[0][1] == params, acts
+
+
+@pytest.mark.parametrize("text", ["move the monitor a little to the left for me",
+                                  "tilt the screen up"])
+def test_moving_the_monitor_itself_is_out_of_scope(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    before = con.snap
+    assert con.say(text) == [] and con.snap == before

@@ -123,6 +123,25 @@ _AMOUNT_WORDS = {"bit", "little", "touch", "slightly", "step", "more", "further"
 _STRUCTURE_POINTERS = {"them", "those", "these", "both", "all", "everything", "every"}
 
 
+def _rotation_ungrounded(direction: str, tokens: list[str], verbs: set[str],
+                         dirs: dict[str, str], stops: set[str]) -> str | None:
+    """A rotation needs a word that turns the model ("turn" in "turn on/off" switches) and,
+    unless it is the default full turn, a word for its direction."""
+    toks = [t.lower() for t in tokens]
+    turning = [i for i, t in enumerate(toks) if t in verbs
+               and not ({"on", "off"} & set(toks[i + 1:i + 5]))]
+    if direction == "static":
+        return None if set(toks) & stops else "a stop nobody asked for"
+    if not turning:
+        return "a rotation nobody asked for"
+    said = {dirs[t] for t in toks if t in dirs}
+    if direction == "horizontal" and not said:
+        return None  # "rotate it": the default full turn
+    if direction not in said:
+        return f"a rotation {direction} nobody asked for"
+    return None
+
+
 def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     """What a plan from a later tier (exemplar match, LLM) does that no word asked for: a
     rotation, a view, a zoom, a reset, patient fields or a slice number nobody said (DESIGN
@@ -147,9 +166,12 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     for s in steps:
         agent, action = s.action_id.split(".", 1)
         p = dict(s.params)
-        if action == "ROTATE" and not toks & (ROTATE_VERBS | set(ROTATE_DIRS) | STOP_WORDS_ROT
-                                               | _ROTATION_EXTRA):
-            return "a rotation nobody asked for"
+        if action == "ROTATE":
+            why = _rotation_ungrounded(str(p.get("direction", "")), list(tokens),
+                                       ROTATE_VERBS | _ROTATION_EXTRA, ROTATE_DIRS,
+                                       STOP_WORDS_ROT)
+            if why:
+                return why
         if "view" in p and not toks & (set(AR_VIEW_WORDS) | _VIEW_NOUNS):
             return "a 3D view nobody named"
         if action in ("ZOOM_IN", "ZOOM_OUT") and not toks & _ZOOM_WORDS:

@@ -2245,6 +2245,15 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             found = (i, i + 2)  # "sagittal big, no wait, the coronal"
         elif t in ("wait", "nope", "nah", "scratch") and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "coronal plus 50, wait, minus 50"
+        elif t == "no" and 0 < i < n - 1 and not after_pause and nxt != ",":
+            # as a recogniser writes it, with no pause: "axial 40 no 50", "up up up no up up",
+            # "the d x no the p f t" — a correction when the words either side are the same
+            # sort of value ("no nodules", "no more" stay requests)
+            k = i + 2 if nxt == "wait" else i + 1
+            after = [x for x in tokens[k:k + 2] if x not in ("the", "a", "an")][:1]
+            if after and tokens[i - 1] not in ("the", "a", "an") and \
+                    _kinds([tokens[i - 1]]) == _kinds(after) != {"word"}:
+                found = (i, k)
         elif t == "well" and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "take everything off, well, leave the model, …"
         elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
@@ -2507,7 +2516,7 @@ def _is_undo_phrase(words: list[str]) -> bool:
     from app.language import matches
     from app.language import words as word_class
 
-    spans = matches(words, "undo_phrases")
+    spans = matches(words, "undo_phrases") + matches(words, "position_back_phrases")
     if len(spans) != 1:
         return False
     a, b = spans[0]

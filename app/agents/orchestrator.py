@@ -265,6 +265,15 @@ class Orchestrator:
         stages["route"] = {"agent": decision.agent, "ms": round(sm.get("route", 0.0), 2)}
         flow.append("route")
         if decision.undo:
+            from app.language import has_any
+            from app.language.normalize import tokens_of
+
+            if has_any(tokens_of(interp.corrected), "position_back_phrases"):
+                back = self._back_to_position(decision)
+                if back is not None:
+                    return self._dispatch(back, interp.corrected, stages, flow,
+                                          decide_ms=round(sm.get("decide", 0.0), 2),
+                                          invalid_cycles=0)
             return self._undo(decision, interp.corrected, stages, flow)
         return self._dispatch(decision, interp.corrected, stages, flow,
                               decide_ms=round(sm.get("decide", 0.0), 2), invalid_cycles=0)
@@ -329,6 +338,22 @@ class Orchestrator:
         what = plan_phrase(plain) or "the last command"
         record["reply"] = Reply(True, f"Undone: {what}.")
         return record
+
+    def _back_to_position(self, decision: Decision) -> Decision | None:
+        """"Back to where we were": the slices the last CT move changed go back (a new,
+        undoable command); the view mode and main plane stay. None: no move to go back on."""
+        before = self.registry.before_last_move()
+        if before is None:
+            return None
+        now, then = self.state.iv.pos_dict(), before.iv.pos_dict()
+        moved = {p: then[p] for p in now if p in then and then[p] != now[p]}
+        if not moved:
+            return None
+        steps = [Step("IV.SHOW_MOVE", moved)]
+        if self.state.iv.mode == "zoom_view" and self.state.iv.main:
+            steps.append(Step("IV.ZOOM_IN_MOVE", {"plane": self.state.iv.main}))
+        return replace(decision, steps=steps, agent="IV", undo=False, reading=None,
+                       diagnostics={**(decision.diagnostics or {}), "back_to": moved})
 
     def _dispatch(self, decision: Decision, corrected: str, stages: dict[str, Any],
                   flow: list[str], decide_ms: float, invalid_cycles: int) -> dict[str, Any]:

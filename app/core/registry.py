@@ -146,6 +146,15 @@ class CommandRegistry:
         return result
 
     # -- undo ----------------------------------------------------------------------------
+    def before_last_move(self) -> ConsoleState | None:
+        """The state before the most recent command that moved a CT slice (for "back to where
+        we were", which returns the slices and leaves the rest as it is), or None."""
+        for steps, before in reversed(self._undo):
+            if any(s.action_id in ("IV.SHOW_MOVE", "IV.ZOOM_IN_MOVE")
+                   and set(dict(s.params)) & {"axial", "coronal", "sagittal"} for s in steps):
+                return before
+        return None
+
     def can_undo(self) -> bool:
         return bool(self._undo)
 

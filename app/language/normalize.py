@@ -1018,6 +1018,12 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"lights?|lamp|bed|table|trendelenburg|thermostat|air conditioning|"
      r"room temperature|door|doors|curtain\w*",
      "room equipment is not controlled here"),
+    # The monitor itself is room equipment ("move the monitor a little to the left", "tilt the
+    # screen up"); what is shown on it stays ours.
+    (r"(?:move|moving|tilt|tilting|push|pull|turn|angle|raise|lower|shift|adjust|swing|"
+     r"rotate|swivel|bring)(?: (?:the|that|this|our|my))? (?:monitor|screen|monitors|screens)"
+     r"(?! (?:view|views|layout)\b)",
+     "the monitor itself is not controlled here"),
     # Turning or moving the patient is positioning, not a model swing ("rotate the patient a
     # little to the right", "roll her onto her side"); "the patient('s) model/CT" stays ours.
     (r"(?:rotate|rotating|turn|turning|roll|rolling|tilt|tilting|tip|tipping|swing|swivel|"
