@@ -306,3 +306,26 @@ def test_moving_the_monitor_itself_is_out_of_scope(text: str) -> None:
     con.say("show the ct")
     before = con.snap
     assert con.say(text) == [] and con.snap == before
+
+
+def test_adding_all_the_fields_keeps_the_operation_date() -> None:
+    con = Console()
+    con.say("show the operation date")
+    con.say("also add all the fields")
+    assert "operation_date" in con.snap["ir"]["fields"] and len(con.snap["ir"]["fields"]) == 11
+
+
+def test_teaching_talk_with_display_words_is_out_of_scope() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    before = con.snap
+    assert con.say("so for the students this is a right upper lobe tumour you can see it on "
+                   "the screen up there") == []
+    assert con.snap == before
+    assert con.say("as you can see, zoom in on the nodule")  # a console verb: a request
+
+
+def test_turn_on_shows_structures() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("turn on the RLL and the RML")[0][1]["op"] == "add"

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from app.agents.decision import Decision
 from app.core.registry import Step
+from app.core.vocab import IR_ALL_FIELDS
 from app.language import has_any, which_of, words
 
 
@@ -212,6 +213,9 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     return None
 
 
+# Verbs that make words a request to the console even amid talk to the room.
+_CONSOLE_VERBS = {"show", "display", "hide", "remove", "zoom", "rotate", "spin", "move", "scroll",
+                  "enlarge", "reset", "add", "bring", "put", "davinci", "open", "close", "go"}
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,.;:!?]")
 
 
@@ -225,6 +229,8 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
     low = [t.lower() for t in toks]
     if has_any(low, "asks_a_person"):
         return "it asks a person, not the console"
+    if has_any(low, "talk_to_people") and not set(low) & _CONSOLE_VERBS:
+        return "it is said to the people in the room"
     not_name = words("not_a_name")
     for i, t in enumerate(toks):
         if not (t[:1].isupper() and t[1:].islower() and len(t) >= 3 and t.isalpha()):
@@ -255,9 +261,10 @@ def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
     out: list[Step] = []
     seen_ir = False
     for s in steps:
-        if s.action_id == "IR.SHOW" and s.params.get("fields") and \
-                s.params.get("op", "set") == "set" and (adds or seen_ir):
-            s = replace(s, params={**dict(s.params), "op": "add"})
+        if s.action_id == "IR.SHOW" and s.params.get("op", "set") == "set" and (adds or seen_ir):
+            # "also add all the fields": every field on top of what is shown (the date stays)
+            fields = s.params.get("fields") or list(IR_ALL_FIELDS)
+            s = replace(s, params={**dict(s.params), "fields": fields, "op": "add"})
         if s.action_id == "IR.SHOW":
             seen_ir = True
         out.append(s)
@@ -274,7 +281,8 @@ def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
     why = contradiction(steps, tokens)
     from app.language.vocabulary import IR_STRONG  # words that name the patient box itself
 
-    left = [w for w in (decision.diagnostics or {}).get("leftover") or [] if w not in IR_STRONG]
+    plain = IR_STRONG | words("add_markers") | words("polarity_show") | words("command_fillers")
+    left = [w for w in (decision.diagnostics or {}).get("leftover") or [] if w not in plain]
     if why is None and left and any(s.action_id == "IR.SHOW" and not s.params.get("fields")
                                     and s.params.get("op") != "remove" for s in steps):
         # "how auld is the patient": a field word nobody taught the console is not a request
