@@ -329,3 +329,11 @@ def test_turn_on_shows_structures() -> None:
     con = Console()
     con.say("show the 3d model")
     assert con.say("turn on the RLL and the RML")[0][1]["op"] == "add"
+
+
+def test_structure_readings_need_a_structure_word_not_just_a_side() -> None:
+    add = Step("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})
+    assert ungrounded([add], _toks("hmm, I want to see the fissure, turn it to the right"))
+    lung = Step("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"})
+    assert ungrounded([lung], _toks("show the left lung")) is None
+    assert contradiction([Step("IV.SHOW_MOVE", {"coronal": "-40"})], _toks("ant 40"))

@@ -68,7 +68,9 @@ def _against_directions(steps: Sequence[Step], tokens: Sequence[str]) -> str | N
 
     if any(t in PLANE_WORDS for t in tokens):
         return None  # the plane is named: the grammar pairs words and planes
-    said = {DIRECTIONS[t] for t in tokens if t in DIRECTIONS}
+    dirs = {**DIRECTIONS, "ant": ("coronal", 1), "post": ("coronal", -1), "sup": ("axial", 1),
+            "inf": ("axial", -1)}  # the shorthand a surgeon says ("ant 40")
+    said = {dirs[t] for t in tokens if t in dirs}
     if not said:
         return None
     for s in steps:
@@ -121,7 +123,8 @@ _IR_NOUNS = {"patient", "patients", "info", "information", "details", "data", "c
 _AMOUNT_WORDS = {"bit", "little", "touch", "slightly", "step", "more", "further", "once",
                  "twice", "thrice"}
 # Words that name structures (or point at ones named before) for a structure edit.
-_STRUCTURE_POINTERS = {"them", "those", "these", "both", "all", "everything", "every"}
+_STRUCTURE_POINTERS = {"them", "those", "these", "both", "all", "everything", "every", "lung",
+                       "lungs", "lobe", "lobes", "structures", "structure", "lobar"}
 
 
 def _rotation_ungrounded(direction: str, tokens: list[str], verbs: set[str],
@@ -151,12 +154,10 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         AR_VIEW_WORDS,
         DIRECTIONS,
         FIELD_WORDS,
-        LOBE_POS,
         NAMED_POS,
         RESET_VERBS,
         ROTATE_DIRS,
         ROTATE_VERBS,
-        SIDES,
         SIGN_WORDS,
         STOP_WORDS_ROT,
         STRUCT_WORDS,
@@ -182,7 +183,7 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         if action == "RESET" and not toks & (RESET_VERBS | _RESET_WORDS):
             return "a reset nobody asked for"
         if s.action_id == "AR.SHOW" and p.get("structures") and not toks & (
-                set(STRUCT_WORDS) | set(SIDES) | set(LOBE_POS) | _STRUCTURE_POINTERS
+                set(STRUCT_WORDS) | _STRUCTURE_POINTERS
                 | {"rul", "rml", "rll", "lul", "lll"}):
             return "structures nobody named"
         if s.action_id == "IR.SHOW" and p.get("fields") and \
