@@ -111,3 +111,65 @@ def test_answers_by_wording_must_fit_one_option_entirely() -> None:
     assert resolve(q, "the lung") == 1
     assert resolve(q, "left lower lobe off") is None  # a new command, not an answer
     assert resolve(q, "right") is None  # a direction, not a yes
+
+
+def _question(*steps: Step) -> PendingQuestion:
+    from app.agents.lexicon import plan_phrase
+
+    q = make_question([Decision(True, [s], s.action_id[:2], 0.5, "lexicon") for s in steps],
+                      plan_phrase)
+    assert q is not None
+    return q
+
+
+def test_an_answer_that_contradicts_its_option_is_no_answer() -> None:
+    q = _question(Step("AR.SHOW", {"structures": ["left_lower_lobe"], "op": "remove"}))
+    assert resolve(q, "left lower lobe on") is None
+    q = _question(Step("AR.SHOW", {}))
+    assert resolve(q, "yes hide it") is None
+    assert resolve(q, "yes") == 0
+
+
+def test_option_words_with_no_question_pending_change_nothing() -> None:
+    con = _console()
+    before = con.snapshot()
+    rec = con.say("option 2")
+    assert rec["reply"]["text"].startswith("There is no question to answer")
+    assert con.say("two")["stages"]["correct"]["valid"] is False
+    assert con.snapshot() == before
+
+
+def test_a_touch_action_drops_the_pending_question() -> None:
+    from app.core.registry import Actor
+
+    con = _console()
+    con.say(UNSURE)
+    con.registry.dispatch("IV.SHOW_MOVE", {}, Actor(role="nurse", source="touch"))
+    assert con.orchestrator.pending is None
+    con.say("yes")
+    assert not con.snapshot()["ar"]["visible"]
+
+
+def test_stop_while_a_question_is_pending_stops_the_rotation() -> None:
+    con = _console()
+    con.say("show the 3d model")
+    con.say("rotate it")
+    con.say(UNSURE)
+    con.say("stop")
+    assert con.snapshot()["ar"]["rotation"] == "static"
+
+
+def test_back_to_where_we_were_with_no_move_says_so_and_changes_nothing() -> None:
+    con = _console()
+    con.say("show the ct")
+    con.say("show the 3d model")
+    rec = con.say("back to where we were")
+    assert "no earlier slice move" in rec["reply"]["text"]
+    assert con.snapshot()["ar"]["visible"]
+
+
+def test_a_name_called_out_is_checked_before_any_question() -> None:
+    con = _console()
+    con.say("show the ct")
+    rec = con.say("Tom, go down ten.")
+    assert "question" not in rec and con.snapshot()["iv"]["pos"]["axial"] == 64

@@ -234,7 +234,7 @@ def test_ar_first_show_is_tumour_lobe_nodules_airway(con):
         ("show the upper lobes", {"structures": ["left_upper_lobe", "right_upper_lobe"], "op": "add"}),
         ("show the bronchial tree", {"structures": ["trachea_bronchia"], "op": "add"}),
         ("show the tumour lobe", {"structures": ["right_upper_lobe"], "op": "add"}),
-        ("show all the lobes", {"structures": sorted(LOBES)}),
+        ("show all the lobes", {"structures": sorted(LOBES), "op": "add"}),
         ("add the airway", {"structures": ["trachea_bronchia"], "op": "add"}),
         ("add RML and RLL", {"structures": ["right_lower_lobe", "right_middle_lobe"], "op": "add"}),
         ("also show the nodules", {"structures": ["lung_nodules"], "op": "add"}),
@@ -1043,7 +1043,8 @@ _MIXED = [
                         "right_middle_lobe",
                         "right_upper_lobe",
                         "trachea_bronchia",
-                    ]
+                    ],
+                    "op": "add",
                 },
             )
         ],
@@ -1745,7 +1746,8 @@ def test_chained_context_commands_do_not_recurse(con):
     (["show the model"], "show every structure and zoom in on the left lung",
      [("AR.SHOW", {"structures": sorted(["left_lower_lobe", "left_upper_lobe", "lung_nodules",
                                          "right_lower_lobe", "right_middle_lobe",
-                                         "right_upper_lobe", "trachea_bronchia"])}),
+                                         "right_upper_lobe", "trachea_bronchia"]),
+                   "op": "add"}),
       ("AR.ZOOM_IN", {"target": "left_lung"})]),
     ([], "what's the operation and when is it?",
      [("IR.SHOW", {"fields": ["operation_date", "operation_name"]})]),

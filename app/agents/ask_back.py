@@ -23,8 +23,10 @@ from app.language.normalize import normalize, tokens_of
 QUESTION_TIMEOUT_S = 30.0
 MAX_OPTIONS = 2
 # Words that say nothing about which option is meant.
-_NEUTRAL = {"the", "a", "an", "to", "on", "of", "in", "and", "then", "model", "show", "please",
-            "one", "it", "i", "mean", "meant", "want", "just", "yes", "no", "3d", "ct", "view"}
+# Words that say nothing about which option is meant (polarity words are not among them:
+# "left lower lobe on" does not answer "remove the left lower lobe").
+_NEUTRAL = {"the", "a", "an", "to", "of", "and", "then", "please", "one", "it", "i", "mean",
+            "meant", "want", "just", "yes"}
 
 
 @dataclass
@@ -78,7 +80,27 @@ def _whole(tokens: list[str], name: str) -> bool:
 
 
 def resolve(question: PendingQuestion, text: str) -> int | str | None:
-    """Which option the answer picks (its index), "cancel", or None (not an answer)."""
+    """Which option the answer picks (its index), "cancel", or None (not an answer). An
+    answer whose words contradict the option it would pick ("yes, hide it" to "show the 3D
+    model?") is no answer: it is read as a new command."""
+    pick = _pick(question, text)
+    if isinstance(pick, int):
+        from app.agents.checks import contradiction
+
+        if contradiction(question.options[pick].steps, tokens_of(normalize(text or ""))):
+            return None
+    return pick
+
+
+def is_answer_phrase(text: str) -> bool:
+    """The whole utterance is an answer ("option 2", "the first one"): with no question
+    pending it must not be read as a command ("two" is not axial slice 2)."""
+    raw = re.findall(r"[a-z0-9']+|,", (text or "").lower())
+    return bool(raw) and (raw[0] == "option" or _whole(raw, "answer_first")
+                          or _whole(raw, "answer_second"))
+
+
+def _pick(question: PendingQuestion, text: str) -> int | str | None:
     # the words as said ("the second one"; the normaliser would write "2nd") and as read
     raw = re.findall(r"[a-z0-9']+|,", (text or "").lower())
     toks = tokens_of(normalize(text or ""))
@@ -110,4 +132,5 @@ def resolve(question: PendingQuestion, text: str) -> int | str | None:
     return None
 
 
-__all__ = ["MAX_OPTIONS", "PendingQuestion", "QUESTION_TIMEOUT_S", "make_question", "resolve"]
+__all__ = ["MAX_OPTIONS", "PendingQuestion", "QUESTION_TIMEOUT_S", "is_answer_phrase",
+           "make_question", "resolve"]

@@ -23,6 +23,9 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     """Why the plan contradicts an explicit opposite in the words, or None."""
     said = which_of(tokens, ("polarity_show", "polarity_hide"))
     show, hide = "polarity_show" in said, "polarity_hide" in said
+    kinds_of = {_polarity_of(s) for s in steps} - {None}
+    if kinds_of == {"show", "hide"}:
+        show = hide = False  # "enough of the model, show me the CT": each part its own words
     zoom = which_of(tokens, ("zoom_in_markers", "zoom_out_markers"))
     zin, zout = "zoom_in_markers" in zoom, "zoom_out_markers" in zoom
     kinds = {s.action_id.split(".", 1)[1] for s in steps}
@@ -36,6 +39,9 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         op = s.params.get("op")
         selection = op in (None, "set") and (has_any(tokens, "structure_only")
                                              or has_any(tokens, "structure_whole_set"))
+        if selection and s.action_id == "AR.SHOW" and has_any(tokens, "structure_only") \
+                and hide and not show and "structures" in s.params:
+            return "the words ask to hide only those structures; the reading shows them alone"
         if s.action_id == "AR.SHOW" and "structures" in s.params and not selection:
             if op == "remove" and show and not hide:
                 return "the words ask to show structures; the reading removes them"
@@ -45,12 +51,25 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
             return "the words ask to hide patient information; the reading shows it"
         if s.action_id == "IR.SHOW" and op == "remove" and show and not hide:
             return "the words ask to show patient information; the reading hides it"
+        if s.action_id in ("AR.SHOW", "IR.SHOW", "IV.SHOW_MOVE") and not s.params and hide \
+                and not show:
+            return "the words ask to take a display away; the reading shows it"
         if action in ("HIDE", "REMOVE") and show and not hide and agent != "IV":
             return "the words ask to show; the reading hides"
         if action in ("ZOOM_IN", "ZOOM_IN_MOVE") and zout and not zin:
             return "the words say zoom out; the reading zooms in"
         if action == "ZOOM_OUT" and zin and not zout:
             return "the words say zoom in; the reading zooms out"
+    return None
+
+
+def _polarity_of(step: Step) -> str | None:
+    """Whether a step shows ("show") or takes away ("hide") something, or neither."""
+    action = step.action_id.split(".", 1)[1]
+    if action in ("HIDE", "REMOVE") or step.params.get("op") == "remove":
+        return "hide"
+    if action in ("SHOW", "SHOW_MOVE"):
+        return "show"
     return None
 
 
@@ -70,7 +89,10 @@ def _against_directions(steps: Sequence[Step], tokens: Sequence[str]) -> str | N
         return None  # the plane is named: the grammar pairs words and planes
     dirs = {**DIRECTIONS, "ant": ("coronal", 1), "post": ("coronal", -1), "sup": ("axial", 1),
             "inf": ("axial", -1)}  # the shorthand a surgeon says ("ant 40")
-    said = {dirs[t] for t in tokens if t in dirs}
+    toks = list(tokens)
+    names = {"lobe", "lobes", "lung", "lungs", "side"}
+    said = {dirs[t] for i, t in enumerate(toks) if t in dirs
+            and not names & set(toks[i + 1:i + 3])}  # "left lower lobe" is no direction
     if not said:
         return None
     for s in steps:
@@ -92,7 +114,9 @@ def as_structure_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step
     """AR.SHOW steps that name structures with no operation become additions, unless the
     words make the named set a selection of its own ("only the RUL", "everything but the
     airway"): DESIGN §4 structure edits."""
-    if has_any(tokens, "structure_only") or has_any(tokens, "structure_whole_set"):
+    explicit_add = has_any(tokens, "add_markers")  # "just add the LLL too" still adds
+    if not explicit_add and (has_any(tokens, "structure_only")
+                             or has_any(tokens, "structure_whole_set")):
         return list(steps)
     out: list[Step] = []
     for s in steps:
@@ -232,7 +256,8 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         return "it asks a person, not the console"
     if has_any(low, "talk_to_people") and not set(low) & _CONSOLE_VERBS:
         return "it is said to the people in the room"
-    not_name = words("not_a_name")
+    not_name = (words("not_a_name") | words("discourse_markers") | words("command_fillers")
+                | words("answer_yes") | words("answer_no"))
     for i, t in enumerate(toks):
         if not (t[:1].isupper() and t[1:].islower() and len(t) >= 3 and t.isalpha()):
             continue

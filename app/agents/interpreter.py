@@ -97,18 +97,20 @@ class FastInterpreter:
 
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
         interp = self._interpret(text, state, memory)
-        if interp.valid and not interp.empty:
+        if not interp.empty:
             why = addressed_to_person(text or "", VOCABULARY | DOMAIN_WORDS)
             if why is not None:  # said to a person: out of scope, whatever it names
                 reason = f"Out of scope: {why}."
-                return replace(interp, valid=False, reason=reason, decision=Decision(
-                    valid=False, agent=None, confidence=1.0, tier=interp.decision.tier,
-                    reason=reason))
+                return replace(interp, valid=False, reason=reason, candidates=[],
+                               decision=Decision(valid=False, agent=None, confidence=1.0,
+                                                 tier=interp.decision.tier, reason=reason))
         if interp.valid or interp.empty:
             return interp
         d = interp.decision
         if (d.reason or "").startswith("Out of scope") and d.tier != "semantic":
             return interp  # named as out of scope (a surgical act, another device): stays so
+        if (d.diagnostics or {}).get("polarity"):
+            return interp  # refused by a check, not merely not understood: no retry on a part
         tail = closing_request(text or "")
         if tail is None:
             return interp

@@ -16,7 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.agents.ask_back import QUESTION_TIMEOUT_S, PendingQuestion, make_question, resolve
+from app.agents.ask_back import (
+    QUESTION_TIMEOUT_S,
+    PendingQuestion,
+    is_answer_phrase,
+    make_question,
+    resolve,
+)
 from app.agents.decision import Decision, Memory
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import CaseContext, ConsoleState
@@ -82,6 +88,10 @@ class Orchestrator:
         # The question the console asked and its candidate plans (ask, don't guess).
         self.pending: PendingQuestion | None = None
         self.question_timeout_s = QUESTION_TIMEOUT_S
+        # A touch or hotkey action changes the state the question was asked about: drop it.
+        add_hook = getattr(registry, "add_audit_hook", None)
+        if callable(add_hook):
+            add_hook(self._on_audit)
         self.on_record: list[Callable[[dict[str, Any]], None]] = []
 
     @property
@@ -193,6 +203,10 @@ class Orchestrator:
         return out
 
     # -- strategies -----------------------------------------------------------------------
+    def _on_audit(self, rec: Any) -> None:
+        if getattr(rec, "actor", None) is not self.actor:
+            self.pending = None
+
     def _answer(self, text: str, stages: dict[str, Any], flow: list[str]
                 ) -> dict[str, Any] | None:
         """The record for an answer to the pending question, or None when ``text`` is not one
@@ -200,6 +214,10 @@ class Orchestrator:
         q, self.pending = self.pending, None
         if q is None or q.expired(timeout_s=self.question_timeout_s):
             return None
+        from app.agents.checks import addressed_to_person
+
+        if addressed_to_person(text):
+            return None  # "Yes, Tom." answers Tom, not the console
         pick = resolve(q, text)
         if pick is None:
             return None
@@ -225,6 +243,12 @@ class Orchestrator:
             answered = self._answer(text, stages, flow)
             if answered is not None:
                 return answered
+        elif is_answer_phrase(text):
+            # a touch button or "option 2" after the question lapsed: not slice 2
+            stages["correct"] = {"text": text, "valid": False, "ms": 0.0}
+            return {"tier": "ask", "flow": [*flow, "correct", "end"], "invalid_cycles": 0,
+                    "reply": Reply(False, "There is no question to answer now; nothing was "
+                                   "changed.")}
         interp = self.interpreter.interpret(text, self.state, self.memory)
         sm = dict(getattr(interp, "stage_ms", {}) or {})
         decision: Decision | None = interp.decision
@@ -274,6 +298,10 @@ class Orchestrator:
                     return self._dispatch(back, interp.corrected, stages, flow,
                                           decide_ms=round(sm.get("decide", 0.0), 2),
                                           invalid_cycles=0)
+                stages["correct"]["valid"] = False  # no slice move to go back on: say so
+                return {"tier": decision.tier, "flow": [*flow, "end"], "invalid_cycles": 0,
+                        "reply": Reply(False, "There is no earlier slice move to go back "
+                                       "to; nothing was changed.")}
             return self._undo(decision, interp.corrected, stages, flow)
         return self._dispatch(decision, interp.corrected, stages, flow,
                               decide_ms=round(sm.get("decide", 0.0), 2), invalid_cycles=0)
