@@ -362,3 +362,19 @@ def test_in_is_no_zoom_word_outside_zoom_phrases() -> None:
     assert contradiction([Step("IV.ZOOM_OUT", {})], _toks("put the CT in small views")) is None
     assert contradiction([Step("IV.SHOW_MOVE", {"axial": "+1"})],
                          _toks("show the left lower lobe and next slice")) is None
+
+
+@pytest.mark.parametrize("text", ["Can we get the CT report from radiology?",
+                                  "can you show me the CT from last year, for comparison?",
+                                  "Doctor Lee, you look up here, on the monitor"])
+def test_data_the_console_lacks_and_titled_names_are_out_of_scope(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    before = con.snap
+    assert con.say(text) == [] and con.snap == before
+
+
+def test_the_ct_from_the_top_is_still_a_move() -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say("show the ct from the top") == [("IV.SHOW_MOVE", {"axial": "max"})]

@@ -258,6 +258,11 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         return "it is said to the people in the room"
     not_name = (words("not_a_name") | words("discourse_markers") | words("command_fillers")
                 | words("answer_yes") | words("answer_no"))
+    for i, t in enumerate(low[:-1]):
+        # "Doctor Lee, ...", "Sister Mary, ...": a title and a name called out
+        if t in words("person_titles") and toks[i + 1][:1].isupper() and \
+                toks[i + 1].lower() not in known and (i == 0 or toks[i - 1] == ","):
+            return f"it calls on {toks[i]} {toks[i + 1]}, a person"
     for i, t in enumerate(toks):
         if not (t[:1].isupper() and t[1:].islower() and len(t) >= 3 and t.isalpha()):
             continue

@@ -1039,7 +1039,11 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"pet scans?|pet ct|pet images?|mri|mr scan|x ?rays?|ultrasound|echocardiogra\w*|"
      r"angiogra\w*|bronchoscop\w*|bone scan|scintigra\w*|"
      r"(previous|old|older|prior|earlier|outside|other hospital s?|last years?( s)?|"
-     r"last months?( s)?) (ct|cts|scan|scans|study|studies|images?|imaging)",
+     r"last months?( s)?) (ct|cts|scan|scans|study|studies|images?|imaging)|"
+     r"(ct|cts|scan|scans|study|studies|images?|imaging) from (last|a|an|the previous|the "
+     r"last|before|earlier|another|the other)\b|"
+     r"(ct|radiology|pathology|path|histology|biopsy|scan|imaging) reports?|"
+     r"reports? from (radiology|pathology|the lab)|for comparison",
      "the console has only this case's CT, model and patient sheet"),
     (r"heart|liver|kidney|stomach|colon|brain|spine|bone marrow|aorta|esophagus|oesophagus|"
      r"diaphragm|rib|ribs|vertebra\w*|vein|veins|artery|arteries|azygos|pulmonary artery|"
