@@ -36,7 +36,7 @@ def _line(ev: PipelineEvent) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m app.voice", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m app.session.voice_main", description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=["realtime", "synthesized", "text"], default="realtime")
     ap.add_argument("--audio", help="synthesized: an audio file or a folder of clips")
     ap.add_argument("--commands", help="text: a file with one command per line")

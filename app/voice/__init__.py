@@ -13,5 +13,5 @@ Modules (imported on demand: ``import app.voice`` loads no model):
 * :mod:`app.voice.pipeline` — ``VoicePipeline`` (realtime / synthesized / text),
   ``make_pipeline()``
 
-``python -m app.voice --help`` runs it headless. No Qt here (DESIGN §2).
+``python -m app.session.voice_main --help`` runs it headless. No Qt here (DESIGN §2).
 """
