@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -48,6 +48,7 @@ def _classes() -> dict[str, frozenset[str]]:
 def reload() -> None:
     """Forget the cached data (tests, or after a hospital edited its file)."""
     _classes.cache_clear()
+    _phrases.cache_clear()
     _rewrites.cache_clear()
 
 
@@ -64,10 +65,16 @@ def has_any(tokens: Sequence[str], name: str) -> bool:
     return bool(matches(tokens, name))
 
 
+@cache
+def _phrases(name: str) -> tuple[tuple[str, ...], ...]:
+    """The class's entries as token tuples, longest first (cached: asked several times per
+    command by the checks)."""
+    return tuple(sorted((tuple(e.split()) for e in words(name)), key=len, reverse=True))
+
+
 def matches(tokens: Sequence[str], name: str) -> list[tuple[int, int]]:
     """(start, end) token spans of the class's words and phrases, longest first at a start."""
-    entries = words(name)
-    phrases = sorted((tuple(e.split()) for e in entries), key=len, reverse=True)
+    phrases = _phrases(name)
     toks = [t.lower() for t in tokens]
     out: list[tuple[int, int]] = []
     i = 0
@@ -105,8 +112,14 @@ def _rewrites() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
 def rewrite(tokens: Sequence[str]) -> list[str]:
     """The tokens with the language's phrase rewrites applied (longest match first) and runs
     of spelled-out letters joined ("p f t" → "pft", "r l l" → "rll")."""
-    toks = join_spelled_letters(tokens)
-    rules = _rewrites()
+    return replace_phrases(join_spelled_letters(tokens), _rewrites())
+
+
+def replace_phrases(tokens: Sequence[str],
+                    rules: Sequence[tuple[tuple[str, ...], Sequence[str]]]) -> list[str]:
+    """``tokens`` with each ``(phrase, replacement)`` applied left to right, the first rule
+    that matches at a position winning (give the rules longest first)."""
+    toks = list(tokens)
     out: list[str] = []
     i = 0
     while i < len(toks):
@@ -178,4 +191,5 @@ def class_names() -> Iterable[str]:
 
 
 __all__ = ["DATA_DIR", "LanguageError", "class_names", "has_any", "join_spelled_letters",
-           "matches", "phrasings", "reload", "rewrite", "which_of", "words"]
+           "matches", "phrasings", "reload", "replace_phrases", "rewrite", "which_of",
+           "words"]

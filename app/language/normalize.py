@@ -23,7 +23,7 @@ import jellyfish
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from app.language import rewrite
+from app.language import replace_phrases, rewrite
 from app.language import words as language_words
 
 # ---------------------------------------------------------------------------------------------
@@ -209,24 +209,13 @@ def _ordinal(n: int) -> str:
 
 
 # Quantity words ("back by a dozen", "half a dozen slices down", "a couple of slices").
-_QUANTITIES = ((("half", "a", "dozen"), "six"), (("a", "dozen"), "twelve"),
-               (("a", "couple", "of"), "two"), (("a", "couple"), "two"),
-               (("a", "pair", "of"), "two"))
+_QUANTITIES = ((("half", "a", "dozen"), ("six",)), (("a", "dozen"), ("twelve",)),
+               (("a", "couple", "of"), ("two",)), (("a", "couple"), ("two",)),
+               (("a", "pair", "of"), ("two",)))
 
 
 def _quantities(tokens: list[str]) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        for words, number in _QUANTITIES:
-            if tuple(tokens[i:i + len(words)]) == words:
-                out.append(number)
-                i += len(words)
-                break
-        else:
-            out.append(tokens[i])
-            i += 1
-    return out
+    return replace_phrases(tokens, _QUANTITIES)
 
 
 def _digit_run(run: list[str]) -> int | None:
