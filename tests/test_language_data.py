@@ -77,9 +77,17 @@ def test_a_hospital_adds_an_undo_phrase_without_python(hospital_words: Path) -> 
     assert con.snap["iv"]["pos"]["coronal"] == 256
 
 
-def test_a_broken_language_file_says_which_and_why(hospital_words: Path) -> None:
+def test_a_broken_hospital_file_says_which_and_why_and_the_console_keeps_working(
+        hospital_words: Path) -> None:
     (hospital_words / "words.toml").write_text('[oops]\nwords = "not a list"\n',
                                                encoding="utf-8")
+    (hospital_words / "phrases.toml").write_text("[[rewrite]]\nfrom = 3\n", encoding="utf-8")
     language.reload()
-    with pytest.raises(language.LanguageError, match="oops"):
-        language.words("polarity_show")
+    assert "hide" in language.words("polarity_hide")  # our own words still load
+    found = language.problems()
+    assert len(found) == 2 and "oops" in found[0] and "rewrite 1" in found[1]
+    con = Console()
+    con.say("show the ct")
+    assert con.snap["iv"]["mode"] == "small_views"
+    with pytest.raises(language.LanguageError, match="no word class"):
+        language.words("no_such_class")

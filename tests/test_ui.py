@@ -662,3 +662,18 @@ def test_cancel_on_the_touch_panel_drops_the_question(qtbot, make_window, demo_l
     qtbot.waitUntil(lambda: len(w.trace.records) == 2, timeout=30000)
     assert w.trace.records[1]["reply"]["text"] == "Okay, nothing was changed."
     assert not w.state.ar.visible
+
+
+def test_a_broken_hospital_word_list_is_reported_in_the_status_strip(
+        qtbot, make_window, tmp_path, monkeypatch):
+    import app.language as language
+
+    (tmp_path / "words.toml").write_text("this is not toml", encoding="utf-8")
+    monkeypatch.setenv("VISA_LANGUAGE_DIR", str(tmp_path))
+    language.reload()
+    try:
+        w = make_window(text_available=False)
+        assert any("cannot be read" in m for _, m in w.status._problems), w.status._problems
+    finally:
+        monkeypatch.delenv("VISA_LANGUAGE_DIR")
+        language.reload()

@@ -8,6 +8,7 @@ queries the data; what a class means is said in the file beside it.
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -15,6 +16,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 DATA_DIR = Path(__file__).with_name("data")
+log = logging.getLogger(__name__)
 
 
 class LanguageError(ValueError):
@@ -35,18 +37,48 @@ def _read(path: Path) -> dict[str, list[str]]:
     return out
 
 
+_PROBLEMS: list[str] = []
+
+
+def problems() -> list[str]:
+    """Why a hospital's language file was left out, in plain words (empty when all is well)."""
+    _classes()
+    _rewrites()
+    return list(_PROBLEMS)
+
+
+def _hospital_file(name: str) -> Path | None:
+    extra = os.environ.get("VISA_LANGUAGE_DIR")
+    path = Path(extra) / name if extra else None
+    return path if path is not None and path.is_file() else None
+
+
+def _left_out(exc: LanguageError) -> None:
+    # A hospital's broken file must not stop the console: ours are used, and it says why.
+    msg = f"{exc} — the console uses its own words only until the file is fixed"
+    if msg not in _PROBLEMS:
+        _PROBLEMS.append(msg)
+    log.error("%s", msg)
+
+
 @lru_cache(maxsize=1)
 def _classes() -> dict[str, frozenset[str]]:
     merged: dict[str, set[str]] = {k: set(v) for k, v in _read(DATA_DIR / "words.toml").items()}
-    extra = os.environ.get("VISA_LANGUAGE_DIR")
-    if extra and (Path(extra) / "words.toml").is_file():
-        for k, v in _read(Path(extra) / "words.toml").items():
+    extra = _hospital_file("words.toml")
+    if extra is not None:
+        try:
+            theirs = _read(extra)
+        except LanguageError as exc:
+            _left_out(exc)
+            theirs = {}
+        for k, v in theirs.items():
             merged.setdefault(k, set()).update(v)
     return {k: frozenset(v) for k, v in merged.items()}
 
 
 def reload() -> None:
     """Forget the cached data (tests, or after a hospital edited its file)."""
+    _PROBLEMS.clear()
     _classes.cache_clear()
     _phrases.cache_clear()
     _rewrites.cache_clear()
@@ -88,23 +120,29 @@ def matches(tokens: Sequence[str], name: str) -> list[tuple[int, int]]:
     return out
 
 
+def _read_rewrites(path: Path) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise LanguageError(f"the language file {path} cannot be read: {exc}") from exc
+    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for i, r in enumerate(raw.get("rewrite", []), 1):
+        if not (isinstance(r, dict) and isinstance(r.get("from"), str)
+                and isinstance(r.get("to"), str) and r["from"].split()):
+            raise LanguageError(f"{path}: rewrite {i} needs from = \"...\" and to = \"...\"")
+        out.append((tuple(r["from"].lower().split()), tuple(r["to"].lower().split())))
+    return out
+
+
 @lru_cache(maxsize=1)
 def _rewrites() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-    files = [DATA_DIR / "phrases.toml"]
-    extra = os.environ.get("VISA_LANGUAGE_DIR")
-    if extra and (Path(extra) / "phrases.toml").is_file():
-        files.append(Path(extra) / "phrases.toml")
-    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
-    for path in files:
+    out = _read_rewrites(DATA_DIR / "phrases.toml")
+    extra = _hospital_file("phrases.toml")
+    if extra is not None:
         try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise LanguageError(f"the language file {path} cannot be read: {exc}") from exc
-        for i, r in enumerate(raw.get("rewrite", []), 1):
-            if not (isinstance(r, dict) and isinstance(r.get("from"), str)
-                    and isinstance(r.get("to"), str) and r["from"].split()):
-                raise LanguageError(f"{path}: rewrite {i} needs from = \"...\" and to = \"...\"")
-            out.append((tuple(r["from"].lower().split()), tuple(r["to"].lower().split())))
+            out += _read_rewrites(extra)
+        except LanguageError as exc:
+            _left_out(exc)
     out.sort(key=lambda fr: len(fr[0]), reverse=True)  # longest phrase first
     return tuple(out)
 
@@ -191,5 +229,5 @@ def class_names() -> Iterable[str]:
 
 
 __all__ = ["DATA_DIR", "LanguageError", "class_names", "has_any", "join_spelled_letters",
-           "matches", "phrasings", "reload", "replace_phrases", "rewrite", "which_of",
+           "matches", "phrasings", "problems", "reload", "replace_phrases", "rewrite", "which_of",
            "words"]

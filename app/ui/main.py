@@ -285,6 +285,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self.touch = TouchPanel(self.state, self._touch_send, answer=self.submit_text)
+        from app.language import problems as language_problems
+
+        for text in language_problems():  # a hospital's broken word list, said plainly
+            self.status.add_problem("warning", text)
         self.dock = QDockWidget("Touch panel", self)
         self.dock.setObjectName("touchDock")
         self.dock.setWidget(self.touch)
