@@ -173,3 +173,22 @@ def test_a_name_called_out_is_checked_before_any_question() -> None:
     con.say("show the ct")
     rec = con.say("Tom, go down ten.")
     assert "question" not in rec and con.snapshot()["iv"]["pos"]["axial"] == 64
+
+
+def test_do_with_a_state_file_carries_the_question_to_the_next_call(tmp_path, capsys,
+                                                                   monkeypatch) -> None:
+    import json
+    from pathlib import Path
+
+    from app.session.do import run_do_command
+
+    monkeypatch.setenv("VISA_TIERS", "")  # the grammar alone: the same question every run
+    state = Path(tmp_path) / "s.json"
+    assert run_do_command(UNSURE, None, state, False) == 1
+    assert "Did you mean" in capsys.readouterr().out
+    assert run_do_command("yes", None, state, False) == 0
+    assert json.loads(state.read_text())["ar"]["visible"]
+    data = json.loads(state.read_text())
+    data["_question"] = {"text": "?", "labels": ["x"]}  # damaged: dropped, state still good
+    state.write_text(json.dumps(data))
+    assert run_do_command("show the ct", None, state, False) == 0

@@ -42,6 +42,29 @@ class PendingQuestion:
     def to_dict(self) -> dict[str, object]:
         return {"text": self.text, "options": list(self.labels)}
 
+    def to_file(self) -> dict[str, object]:
+        """Everything needed to answer it in a later process (``visa-console do --state``):
+        the candidate plans in trace form and when it was asked (wall clock)."""
+        from app.core.registry import CommandResult
+
+        age = time.monotonic() - self.asked_at
+        return {"text": self.text, "labels": list(self.labels), "asked": time.time() - age,
+                "options": [{"agent": d.agent, "tier": d.tier,
+                             "actions": CommandResult(True, list(d.steps), "").actions()}
+                            for d in self.options]}
+
+    @classmethod
+    def from_file(cls, data: dict[str, object]) -> PendingQuestion:
+        from app.core.registry import Step
+
+        options = [Decision(True, [Step(f"{a['agent']}.{a['action']}", dict(a.get("params") or {}))
+                                   for a in o["actions"]], o.get("agent"), 0.5,
+                            str(o.get("tier") or "lexicon"))
+                   for o in data["options"]]  # type: ignore[union-attr]
+        age = max(0.0, time.time() - float(data["asked"]))  # type: ignore[arg-type]
+        return cls(str(data["text"]), options, [str(x) for x in data["labels"]],  # type: ignore[union-attr]
+                   asked_at=time.monotonic() - age)
+
 
 def make_question(candidates: Sequence[Decision],
                   describe: Callable[[Sequence[object]], str | None]) -> PendingQuestion | None:

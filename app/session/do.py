@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from app.agents.ask_back import PendingQuestion
 from app.agents.decision import Memory
 from app.core.registry import Actor, CommandResult, Step
 from app.core.state import ConsoleState
@@ -20,6 +21,15 @@ from app.session.console import build_console, case_context
 
 #: Undo steps kept in a ``--state`` file (each a whole state before a command).
 UNDO_KEPT = 10
+
+
+def _read_question(path: Path) -> PendingQuestion | None:
+    """The question the last call asked, if it is still to be answered."""
+    data = json.loads(path.read_text(encoding="utf-8")).get("_question")
+    try:
+        return PendingQuestion.from_file(data) if isinstance(data, dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None  # a damaged question is dropped; the state itself is still good
 
 
 def _read_state(path: Path) -> tuple[ConsoleState, Memory, list[Any]]:
@@ -35,9 +45,12 @@ def _read_state(path: Path) -> tuple[ConsoleState, Memory, list[Any]]:
 
 
 def _write_state(path: Path, state: ConsoleState, memory: Memory,
-                 undo: list[Any] | None = None) -> None:
+                 undo: list[Any] | None = None,
+                 question: PendingQuestion | None = None) -> None:
     data: dict[str, Any] = state.to_dict()
     data["_memory"] = memory.to_dict()
+    if question is not None:  # asked in this call: the next call may answer it
+        data["_question"] = question.to_file()
     if undo:
         data["_undo"] = [{"actions": CommandResult(True, list(steps), "").actions(),
                           "before": before.to_dict()} for steps, before in undo[-UNDO_KEPT:]]
@@ -56,9 +69,11 @@ def run_do_command(text: str, case: Path | None, state_file: Path | None, as_jso
     state: ConsoleState | None = None
     memory = Memory()
     undo: list[Any] = []
+    question: PendingQuestion | None = None
     if state_file is not None and state_file.exists():
         try:
             state, memory, undo = _read_state(state_file)
+            question = _read_question(state_file)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"error: the state file {state_file} cannot be used: {exc}", file=sys.stderr)
             return 2
@@ -78,10 +93,11 @@ def run_do_command(text: str, case: Path | None, state_file: Path | None, as_jso
     registry, orch = console.registry, console.orchestrator
     registry._undo.extend(undo)
     orch.memory = memory
+    orch.pending = question
     record = orch.handle_text(text)
     if state_file is not None:
         try:
-            _write_state(state_file, state, orch.memory, registry._undo)
+            _write_state(state_file, state, orch.memory, registry._undo, orch.pending)
         except OSError as exc:
             print(f"error: the state could not be saved to {state_file}: {exc}", file=sys.stderr)
             return 2
