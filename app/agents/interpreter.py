@@ -33,6 +33,8 @@ from app.language.normalize import (
 )
 
 log = logging.getLogger(__name__)
+# Words of the console: never a person's name (built once, not per command).
+_KNOWN_WORDS = VOCABULARY | DOMAIN_WORDS
 
 # Below this confidence no tier's decision is carried out: the console asks instead (DESIGN §3
 # "ask, don't guess": only a confident reading acts, and confident is the accept level).
@@ -98,7 +100,7 @@ class FastInterpreter:
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
         interp = self._interpret(text, state, memory)
         if not interp.empty:
-            why = addressed_to_person(text or "", VOCABULARY | DOMAIN_WORDS)
+            why = addressed_to_person(text or "", _KNOWN_WORDS)
             if why is not None:  # said to a person: out of scope, whatever it names
                 reason = f"Out of scope: {why}."
                 return replace(interp, valid=False, reason=reason, candidates=[],
