@@ -189,6 +189,13 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
 
     toks = {t.lower() for t in tokens}
     digits = {int(t.lstrip("+-")) for t in toks if t.lstrip("+-").isdigit()}
+    agents = {s.action_id.split(".", 1)[0] for s in steps}
+    if len(agents) > 1 and not toks & _EVERY_DISPLAY:
+        # a plan across displays names each ("hide the patient info, no, the CT" is not
+        # "hide all three")
+        for agent in sorted(agents):
+            if not toks & _DISPLAY_WORDS[agent]:
+                return f"the {_DISPLAY_NAMES[agent]}, which nobody named"
     for s in steps:
         agent, action = s.action_id.split(".", 1)
         p = dict(s.params)
@@ -237,6 +244,17 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
                     return f"a {plane} slice number nobody said ({v})"
     return None
 
+
+def _display_words() -> dict[str, set[str]]:
+    from app.language.vocabulary import AR_STRONG, IR_STRONG, IV_STRONG
+    return {"IR": set(IR_STRONG) | _IR_NOUNS, "IV": set(IV_STRONG) | {"ct", "scan", "scans"},
+            "AR": set(AR_STRONG)}
+
+
+_DISPLAY_WORDS = _display_words()
+_DISPLAY_NAMES = {"IR": "patient information", "IV": "CT", "AR": "3D model"}
+_EVERY_DISPLAY = {"all", "everything", "every", "each", "displays", "overlays", "screens",
+                  "both"}
 
 # Verbs that make words a request to the console even amid talk to the room.
 _CONSOLE_VERBS = {"show", "display", "hide", "remove", "zoom", "rotate", "spin", "move", "scroll",

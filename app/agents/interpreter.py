@@ -22,6 +22,7 @@ from app.agents.planner import order_steps
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
 from app.language import has_any
+from app.language.frames import unframe
 from app.language.normalize import (
     DEFAULT_LEXICON,
     DOMAIN_WORDS,
@@ -98,6 +99,28 @@ class FastInterpreter:
         return max([self.accept, *(getattr(t, "consult_below", self.accept) for t in self.tiers)])
 
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
+        framed = unframe(text or "")
+        if framed is None:
+            return self._interpret_said(text, state, memory)
+        # "I wonder if we could move the coronal forward", "Dr Okafor wants the axial at
+        # forty": the request is read alone. The grammar's own reading wins (of the request,
+        # else of the whole as said); thinking aloud ("I think ...") is set aside only when
+        # the grammar reads the rest as a whole command by itself.
+        inner = self._interpret_said(framed.request, state, memory)
+        d = inner.decision
+        acted = inner.valid and not inner.empty and bool(d.steps or d.undo)
+        framed_reading = replace(inner, raw=text or "", decision=replace(d, diagnostics={
+            **(d.diagnostics or {}), "frame": framed.frame}))
+        if acted and d.tier == self.lexicon.name:
+            return framed_reading
+        whole = self._interpret_said(text, state, memory)
+        if whole.valid and whole.decision.tier == self.lexicon.name or not acted or \
+                framed.hedge:
+            return whole
+        return framed_reading
+
+    def _interpret_said(self, text: str, state: ConsoleState, memory: Memory
+                        ) -> Interpretation:
         interp = self._interpret(text, state, memory)
         if not interp.empty:
             why = addressed_to_person(text or "", _KNOWN_WORDS)
@@ -180,7 +203,7 @@ class FastInterpreter:
                 # the grammar's confident mistakes); an expensive one (the LLM) only below accept.
                 if decision.confidence >= getattr(tier, "consult_below", self.accept):
                     continue
-                if analysis.statement and tier.name == "llm":
+                if analysis.statement:
                     continue  # a remark about the case ("the tumour sits at the top"): no order
                 ts = time.perf_counter()
                 other = tier.decide(fixed.text, state, memory)

@@ -84,6 +84,7 @@ from app.language.vocabulary import (
     ZOOM_IN_WORDS,
     ZOOM_OUT_WORDS,
     _singular,
+    verb_lemmas,
 )
 
 ACCEPT = 0.75  # decisions at or above this confidence are taken without asking later tiers
@@ -325,6 +326,13 @@ def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
 
 
 
+# The field's own names for where the tumour is ("tumour site", "tumour information"): the
+# patient field, not the nodules in the model.
+_TUMOR_FIELD_RE = re.compile(r"\b(?:" + "|".join(
+    re.escape(" ".join(ph)) for ph, fields in FIELD_PHRASES
+    if fields == ("tumor_location",) and "tumor" in ph) + r")\b")
+
+
 def agent_scores(words: Sequence[str]) -> dict[str, float]:
     """How strongly the words name each agent (routing cues, not yet a decision)."""
     s = {"IR": 0.0, "IV": 0.0, "AR": 0.0}
@@ -348,8 +356,8 @@ def agent_scores(words: Sequence[str]) -> dict[str, float]:
                  text):
         s["AR"] = max(0.0, s["AR"] - 3)
         s["IR"] = max(0.0, s["IR"] - 3)
-    if re.search(r"\btumor (location|site|position)|\b(location|site) of( the)? tumor"
-                 r"|\b(which|what) (lobe|part|side|area|region|segment|portion)", text) and \
+    if _TUMOR_FIELD_RE.search(text) or re.search(
+            r"\b(which|what) (lobe|part|side|area|region|segment|portion)", text) and \
             re.search(r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) or \
             re.search(r"\b(which|what) lobe\b", text):
         s["AR"] = max(0.0, s["AR"] - 3)
@@ -1889,7 +1897,13 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
 
 
 # Inflected forms of the verbs the grammar reads ("would you mind showing the CT").
-_LEMMA = {
+# Verb forms read as the verb ("swinging it upward", "taking the RLL out"): generated for the
+# grammar's verbs, then the forms the rules do not cover.
+_LEMMA = {**verb_lemmas(
+    SHOW_VERBS | HIDE_VERBS | MOVE_VERBS | ROTATE_VERBS | RESET_VERBS
+    | {"zoom", "add", "enlarge", "include", "magnify", "shrink"},
+    set(PLANE_WORDS) | set(DIRECTIONS) | set(STRUCT_WORDS) | set(FIELD_WORDS)
+    | set(AR_VIEW_WORDS) | set(NAMED_POS)),
     "showing": "show", "shows": "show", "showed": "show", "shown": "show",
     "displaying": "display", "displayed": "display", "opening": "open", "opened": "open",
     "hiding": "hide", "hidden": "hide", "removing": "remove", "removed": "remove",
@@ -2304,6 +2318,17 @@ def _hoist_particle(tokens: list[str]) -> list[str]:
     particle by a list of objects removes every object ("remove the ct and the patient
     info"); read clause by clause, the first object would be shown."""
     verb = next((i for i, t in enumerate(tokens) if t in _SPLIT_OFF_VERBS), None)
+    if verb is not None and tokens[verb] in ("take", "get", "pull") and "out" in tokens[verb + 2:]:
+        # "take the RLL out of the model": the verb and its particle around the object
+        k = tokens.index("out", verb + 2)
+        obj, after = tokens[verb + 1:k], tokens[k + 1:]
+        if obj and not set(obj) & (_VERBISH | {","}) and (not after or after[0] in (
+                "of", ",", "please", "now", "too", "as", "and")):
+            for gone in (["of", "the", "way"], ["of", "view"], ["of", "sight"]):
+                if after[:len(gone)] == gone:
+                    after = after[len(gone):]
+            after = ["from", *after[1:]] if after and after[0] == "of" else after
+            return [*tokens[:verb], "remove", *obj, *after]
     if verb is not None:
         # "put the patient info away and the CT too": the particle before the list goes on
         for k in range(verb + 2, len(tokens) - 2):
@@ -2442,10 +2467,67 @@ def _drop_return(tokens: list[str]) -> list[str]:
     return out
 
 
+_FRONT_PRONOUNS = ("it", "them", "this", "that", "these", "those")
+# What an object said first may be: a display, a structure, a plane, a patient field.
+_OBJECT_NOUNS = (IR_STRONG | IV_STRONG | AR_STRONG | set(STRUCT_WORDS) | set(PLANE_WORDS)
+                 | {"tumor", "lesion", "mass", "lobe", "lobes"})
+_BARE_VERB_GLUE = {"please", "now", "then", "just", "and", "kindly"}
+
+
+def _front_object(tokens: list[str]) -> list[str]:
+    """The object said first, then the verb ("the airway, disable", "the model, show it",
+    "the tumour, where is it?"): read as the verb with that object in the pronoun's place.
+    Only a bare noun phrase (no verb, no number) followed by a part that is a verb alone or
+    a verb with a pronoun is moved; anything else is left as said."""
+    if "," not in tokens:
+        return tokens
+    parts: list[list[str]] = [[]]
+    for t in tokens:
+        if t == ",":
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    for k in range(len(parts) - 1):
+        obj, verb = parts[k], parts[k + 1]
+        core = [t for t in obj if t not in FILLER and t not in ("the", "a")]
+        if not set(core) & _OBJECT_NOUNS or len(obj) > 6 or _has_head(obj) or \
+                any(_is_num(t) for t in obj) or \
+                any(t in DIRECTIONS for t in core) and not set(core) & {
+                    "lobe", "lobes", "lung", "lungs"} or not _has_head(verb):
+            continue
+        at = next((i for i, t in enumerate(verb) if t in _FRONT_PRONOUNS), None)
+        rest = [t for t in verb if t not in _BARE_VERB_GLUE]
+        if at is not None and at > 0:
+            moved = [*verb[:at], *obj, *verb[at + 1:]]
+        elif at is None and len(rest) == 1:
+            moved = [*verb, *obj]  # "the airway, disable"
+        else:
+            continue
+        parts = [*parts[:k], moved, *parts[k + 2:]]
+        out: list[str] = []
+        for i, part in enumerate(parts):
+            out += ([","] if i else []) + part
+        return out
+    return tokens
+
+
+_MODALS = {"could", "can", "should", "would", "might", "may", "will", "must"}
+
+
+def _drop_passive_modal(tokens: list[str]) -> list[str]:
+    """"the axial could be set to ninety", "the model can be turned": the verb alone."""
+    out = list(tokens)
+    for k in range(len(out) - 2, 0, -1):
+        if out[k - 1] in _MODALS and out[k] == "be" and \
+                out[k + 1] in _VERBISH | HIDE_VERBS | RESET_VERBS:
+            del out[k - 1:k + 1]
+    return out
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
-    return _drop_discourse(_join_adjective_pairs(_drop_particles(
-        _hoist_particle(_drop_return(tokens_of(canonical(text)))))))
+    return _drop_passive_modal(_front_object(_drop_discourse(_join_adjective_pairs(
+        _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text)))))))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
@@ -2465,14 +2547,20 @@ _SAME_TAIL = {"please", "too", "as", "well", ",", "now", "also"}
 def _same_for_object(tokens: list[str]) -> list[str] | None:
     """The object X of "the same for X" (the whole command), else None."""
     k = next((i for i, t in enumerate(tokens) if t in _SAME_WORDS), None)
-    if k is None or any(t not in _SAME_LEAD for t in tokens[:k]):
+    if k is None:
         return None
+    if any(t not in _SAME_LEAD for t in tokens[:k]):
+        # the plane first: "now coronal the same", "axial likewise please"
+        head = [t for t in tokens[:k] if t not in _SAME_LEAD and t not in _SAME_TAIL]
+        tail = [t for t in tokens[k + 1:] if t not in _SAME_TAIL]
+        return head if len(head) == 1 and head[0] in PLANE_WORDS and not tail else None
     j = k + 1
     while j < len(tokens) and tokens[j] in _SAME_LEAD:
         j += 1
     if j < len(tokens) and tokens[j] in _SAME_PREPS:
         j += 1
-    elif tokens[k] != "ditto":
+    elif tokens[k] != "ditto" and not (
+            len(tokens) == j + 1 and tokens[j] in PLANE_WORDS):  # "same ax", "same coronal"
         return None
     post = tokens[j:]
     while post and post[0] in ("the", ","):
@@ -2704,8 +2792,10 @@ class LexiconTier:
         if "opposite" in core and set(core) <= {"opposite", "go", "move", "rotate", "turn",
                                                  "swing", "spin", "now", "please", "back",
                                                  "same", "distance", "amount"}:
-            prev = self._last_real(memory)
-            if prev is not None:  # "now the other way"
+            # "now the other way": the last command that has an opposite (a zoom said after
+            # the move is stepped over: "forward 40", "zoom in", "the other way")
+            prev = self._last_reversible(state, memory) or self._last_real(memory)
+            if prev is not None:
                 reverse, repeat_of = True, prev
                 tokens = _prepare(prev)
         if repeat_of is None and not nested and "," in tokens[:4]:
@@ -2753,6 +2843,16 @@ class LexiconTier:
             intent = clause_intent(c)
             agent, source = self._route(c, intent, routed, state, memory)
             routed.append(RoutedClause(c, agent, intent, source))
+        # DESIGN §4: a view named together with a rotation is the model's view, then the
+        # rotation ("switch to posterior and rotate down"): a bare direction beside a
+        # rotation of the model names the view, not a CT step
+        if any(rc.agent == "AR" and rc.intent == "rotate" for rc in routed):
+            for rc in routed:
+                bare = [t for t in rc.clause.toks if t not in FILLER and t not in (
+                    "switch", "change", "to", "the", "view", "side", "from")]
+                if rc.agent == "IV" and rc.source == "weak" and len(bare) == 1 and \
+                        bare[0] in AR_VIEW_WORDS:
+                    rc.agent, rc.source = "AR", "carried"
         # a clause that memory cannot serve may take the agent named by the clause after it
         for i, rc in enumerate(routed):
             nxt = routed[i + 1] if i + 1 < len(routed) else None
@@ -2800,10 +2900,40 @@ class LexiconTier:
         with its object replaced by the one named here (read like a correction of it that
         does not undo it)."""
         post = _same_for_object(tokens)
-        prev = self._last_real(memory) if post else None
-        if post is None or prev is None:
+        if post is None:
+            return None
+        # DESIGN §4: "same for X" applies the last *move* to plane X, so a zoom said after
+        # the move ("coronal forward 20", "zoom in", "same for axial") is stepped over
+        prev = (self._last_move(state, memory) if any(t in PLANE_WORDS for t in post)
+                else None) or self._last_real(memory)
+        if prev is None:
             return None
         return self._substitute(_prepare(prev), post, state, memory)
+
+    def _last_reversible(self, state: ConsoleState, memory: Memory) -> str | None:
+        """The latest remembered command whose plan has an opposite (a relative move, a
+        swing, a view with an opposite), as the plan that ran."""
+        for text in reversed(memory.recent):
+            if "opposite" in tokens_of(canonical(text)):
+                return None  # "the other way" twice: back to the first way (the grammar's own)
+            reading = memory.reading_of(text)
+            d = self.decide(reading, state, memory)
+            if d is not None and _reversed(list(d.steps)):
+                return reading
+        return None
+
+    def _last_move(self, state: ConsoleState, memory: Memory) -> str | None:
+        """The latest remembered command whose plan was one slice move, as the plan that ran."""
+        for text in reversed(memory.recent):
+            if memory.agents.get(text) != "IV":
+                continue
+            reading = memory.reading_of(text)
+            d = self.decide(reading, state, memory)
+            moves = [s for s in (d.steps if d is not None else [])
+                     if s.action_id == "IV.SHOW_MOVE" and s.params]
+            if len(moves) == 1:  # "coronal to 400 and zoom in": the move of it
+                return reading if len(d.steps) == 1 else self.reading_of(moves, state, memory)
+        return None
 
     def _swing_on(self, tokens: list[str], state: ConsoleState, memory: Memory) -> str | None:
         """A bare direction right after a swing of the model swings it that way ("tilt it
@@ -2868,6 +2998,11 @@ class LexiconTier:
             return post, None  # a whole new command: "no, zoom in instead"
         best = self._substitute(base, post, state, memory)
         if best is None:
+            verb = next((k for k, t in enumerate(base) if t in _VERBISH | HIDE_VERBS), None)
+            if replaced is None and verb is not None and not _has_head(post):
+                # "remove the right middle, no, the right lower lobe", "hide the patient
+                # info, no, the CT": the verb said before goes with the corrected object
+                return [*base[:verb + 1], *post], None
             return post, None
         return best, replaced
 

@@ -662,7 +662,12 @@ def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]
                 rest = tokens[start + width:]
                 while rest and rest[0] == ",":
                     rest = rest[1:]
-                return rest, [(" ".join(tokens[:start + width]), "", "wake word")]
+                said = " ".join(tokens[:start + width])
+                if rest and rest != tokens:
+                    again, more = _strip_wake(rest)  # "davinci davinci, ...": said twice
+                    if more:
+                        return again, [(f"{said} {more[0][0]}", "", "wake word")]
+                return rest, [(said, "", "wake word")]
     return tokens, []
 
 

@@ -147,6 +147,8 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("location", "of", "the", "tumor"), ("tumor_location",)),
     (("location", "of", "tumor"), ("tumor_location",)),
     (("tumor", "site"), ("tumor_location",)), (("tumor", "position"), ("tumor_location",)),
+    (("tumor", "information"), ("tumor_location",)), (("tumor", "info"), ("tumor_location",)),
+    (("tumor", "details"), ("tumor_location",)),
     (("which", "lobe"), ("tumor_location",)), (("what", "lobe"), ("tumor_location",)),
     (("past", "medical", "history"), ("comorbidities",)),
     (("medical", "history"), ("comorbidities",)), (("past", "history"), ("comorbidities",)),
@@ -278,3 +280,50 @@ VOCABULARY: frozenset[str] = frozenset(
        "pictures", "chest", "dimensional", "showing", "displaying", "bring", "opposite",
        "measurements", "everything"}
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# verb forms
+# ---------------------------------------------------------------------------------------------
+
+_VOWELS = set("aeiou")
+_IRREGULAR_FORMS = {"spun": "spin", "swung": "swing", "shown": "show", "hidden": "hide",
+                    "brought": "bring", "taken": "take", "took": "take", "gone": "go",
+                    "went": "go", "got": "get", "gotten": "get", "put": "put", "set": "set"}
+# Verbs whose -ing/-ed forms are ordinary talk more often than requests ("looking good",
+# "we need it", "let me see"): their forms stay words of their own.
+_TALK_VERBS = {"look", "see", "let", "need", "want", "get", "give", "tell", "read", "check",
+               "go", "come", "head", "put", "set", "keep", "continue", "like",
+               # members of the verb tables that are not verbs
+               "off", "away", "without", "rid", "well", "how", "what", "where", "which", "who",
+               "when", "visible", "initial", "original", "default", "defaults", "lose"}
+
+
+def _forms(verb: str) -> set[str]:
+    """The -ing and -ed forms of a regular verb, spelled by the usual English rules."""
+    if not verb.isalpha() or len(verb) < 3:
+        return set()
+    if verb.endswith("ie"):
+        return {verb[:-2] + "ying", verb + "d"}
+    if verb.endswith("e") and not verb.endswith("ee"):
+        return {verb[:-1] + "ing", verb + "d"}
+    if verb.endswith("y") and verb[-2] not in _VOWELS:
+        return {verb + "ing", verb[:-1] + "ied"}
+    out = {verb + "ing", verb + "ed"}
+    if len(verb) <= 4 and verb[-1] not in _VOWELS | set("wxy") and verb[-2] in _VOWELS and \
+            verb[-3] not in _VOWELS:
+        out |= {verb + verb[-1] + "ing", verb + verb[-1] + "ed"}  # spin -> spinning
+    return out
+
+
+def verb_lemmas(verbs: set[str], known: set[str]) -> dict[str, str]:
+    """Each -ing/-ed form of ``verbs`` (and the irregular ones) mapped to the verb, leaving out
+    forms that are words of the vocabulary in their own right (``known``)."""
+    out = {f: base for f, base in _IRREGULAR_FORMS.items()
+           if base in verbs - _TALK_VERBS and f != base}
+    for v in sorted(verbs - _TALK_VERBS):
+        for f in _forms(v):
+            if f not in known:
+                out.setdefault(f, v)
+    return out
+

@@ -1,0 +1,131 @@
+"""Request frames: the words that wrap a request without adding to it (DESIGN §3, §4).
+
+A polite or indirect speaker says the command inside a frame — "I wonder if we could move the
+coronal forward", "would you be kind enough to take the RLL out", "Dr Okafor wants the axial at
+slice forty", "reset the model, she says". The frame's words are data (``words.toml``:
+``request_leads``, ``request_tails``, ``hedge_leads``, ``relay_verbs``, ``relay_persons``,
+``person_titles``); this module finds them and returns the request and the frame apart, keeping
+the request's own characters (capitals matter to the check for names called out).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.language import matches, words
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+# Contractions as the frames are written (the interpreter's normaliser expands them the same way)
+_CONTRACTIONS = {"n't": ("not",), "'s": ("is",), "'d": ("would",), "'re": ("are",),
+                 "'m": ("am",), "'ll": ("will",), "'ve": ("have",)}
+_COURTESY = {"please", "thanks", "thank", "you"}
+_IRREGULAR = {"can't": ("can", "not"), "won't": ("will", "not"), "let's": ("let", "us"),
+              "shan't": ("shall", "not")}
+
+
+@dataclass(frozen=True)
+class Framed:
+    """The request said inside a frame, and the frame's words (for the trace)."""
+
+    request: str
+    frame: str
+    hedge: bool = False  # only thinking aloud was set aside: the grammar must read the rest
+
+
+def _words_of(text: str) -> list[tuple[str, int, int]]:
+    """Lower-case words with the character span each came from (a contraction gives two)."""
+    out: list[tuple[str, int, int]] = []
+    for m in _WORD.finditer(text):
+        w = m.group(0).lower().replace("’", "'")
+        if w in _IRREGULAR:
+            out += [(p, m.start(), m.end()) for p in _IRREGULAR[w]]
+            continue
+        tail = next((c for c in _CONTRACTIONS if w.endswith(c) and len(w) > len(c)), None)
+        if tail is None:
+            out.append((w, m.start(), m.end()))
+        else:
+            out.append((w[:-len(tail)], m.start(), m.end()))
+            out += [(p, m.start(), m.end()) for p in _CONTRACTIONS[tail]]
+    return out
+
+
+def _lead_start(toks: list[str]) -> int:
+    """Where a frame may begin: after the wake word and discourse markers ("davinci, good
+    morning." is not part of the request either)."""
+    skip = words("wake_fillers") | words("discourse_markers") | {"davinci", "and", "good",
+                                                                  "morning", "afternoon"}
+    i = 0
+    while i < len(toks) and toks[i] in skip:
+        i += 1
+    return i
+
+
+def _at(toks: list[str], i: int, name: str) -> int:
+    """End of the longest entry of class ``name`` starting exactly at ``i``, else -1."""
+    spans = [(a, b) for a, b in matches(toks[i:], name) if a == 0]
+    return i + max(b for _, b in spans) if spans else -1
+
+
+def _relay_end(raw: list[tuple[str, int, int]], text: str, i: int) -> int:
+    """End of "Dr Okafor wants" / "the consultant would like to" / "she says" at ``i``."""
+    toks = [w for w, _, _ in raw]
+    j = _at(toks, i, "relay_persons")
+    if j < 0 and i < len(toks) and toks[i] in words("person_titles") and i + 1 < len(toks):
+        j = i + 2  # a title and a name
+    if j < 0 and i < len(toks):
+        start = raw[i][1]
+        if text[start:start + 1].isupper() and text[start + 1:raw[i][2]].islower():
+            j = i + 1  # a name alone ("Okafor wants ...")
+    if j < 0:
+        return -1
+    k = _at(toks, j, "relay_verbs")
+    return k
+
+
+def unframe(text: str) -> Framed | None:
+    """The request inside ``text``'s frame, or None when no frame wraps it."""
+    raw = _words_of(text)
+    toks = [w for w, _, _ in raw]
+    if len(toks) < 2:
+        return None
+    i = _lead_start(toks)
+    end, hedge = -1, False
+    relay = _relay_end(raw, text, i)
+    if relay > i:
+        end = relay
+        lead = _at(toks, end, "request_leads")  # "Dr Okafor asks if we could ..."
+        end = lead if lead > end else end
+    else:
+        end = _at(toks, i, "request_leads")
+        if end < 0:  # an aside first: "and if it is not too much bother, the RLL as well"
+            end = _at(toks, i, "request_tails")
+            end = end if end > i and "," in text[raw[end - 1][2]:raw[end][1] if end < len(
+                toks) else len(text)] else -1
+        if end < 0:
+            end = _at(toks, i, "hedge_leads")
+            hedge = end > i
+    stop = len(toks)
+    while True:  # tails, last first: "..., if that is all right, please"
+        spans = [(a, b) for a, b in matches(toks[:stop], "request_tails") if b == stop]
+        if not spans or min(a for a, _ in spans) <= max(end, i):
+            break
+        stop = min(a for a, _ in spans)
+    if end <= i and (stop == len(toks) or set(toks[stop:]) <= _COURTESY):
+        return None  # only "please" / "thanks" after a plain command: no frame to set aside
+    begin_char = raw[end][1] if 0 <= end < len(toks) else (raw[i][1] if i < len(toks) else 0)
+    if end >= len(toks) or stop <= max(end, i):
+        return None  # nothing left but the frame
+    if end < 0:  # only a tail: the request is everything before it, as said
+        begin_char, end = 0, i
+    end_char = raw[stop - 1][2]
+    request = text[begin_char:end_char].strip(" ,.;:")
+    frame_words = toks[i:end] + (["…"] if stop < len(toks) else []) + toks[stop:]
+    if not request or len(request.split()) < 1:
+        return None
+    if hedge and (stop < len(toks) or end <= i or re.search(r"[,.;:!?]", request)):
+        return None  # thinking aloud before several parts: the interpreter's musing rule
+    return Framed(request, " ".join(frame_words), hedge=hedge)
+
+
+__all__ = ["Framed", "unframe"]

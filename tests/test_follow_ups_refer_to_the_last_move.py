@@ -1,0 +1,70 @@
+"""Follow-ups that refer to what was said before (DESIGN §4 context rules): "same for X"
+applies the last *move*, "the other way" reverses the last command that has an opposite, a
+correction inside a command keeps its verb, a view beside a rotation is the model's view.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.agents.checks import ungrounded
+from app.core.registry import Step
+from tests.test_lexicon import Console
+
+
+@pytest.fixture
+def con() -> Console:
+    return Console()
+
+
+def test_same_for_a_plane_repeats_the_move_not_the_zoom_said_after_it(con: Console) -> None:
+    acts = con.say_after(["show the CT", "coronal forward twenty", "zoom in"], "same for axial")
+    assert acts == [("IV.SHOW_MOVE", {"axial": "+20"})]
+
+
+def test_same_for_a_plane_takes_the_move_out_of_a_composite(con: Console) -> None:
+    acts = con.say_after(["show the CT", "coronal to 400 and zoom in"], "same for sagittal")
+    assert acts == [("IV.SHOW_MOVE", {"sagittal": 400})]
+
+
+@pytest.mark.parametrize("text", ["same ax", "now axial the same", "axial likewise please"])
+def test_same_with_the_plane_before_or_without_a_preposition(con: Console, text: str) -> None:
+    acts = con.say_after(["show the CT", "sagittal left thirty"], text)
+    assert acts == [("IV.SHOW_MOVE", {"axial": "-30"})]
+
+
+def test_the_other_way_steps_over_a_zoom_to_the_move(con: Console) -> None:
+    acts = con.say_after(["show the CT", "move the scan forward 40", "zoom in"], "the other way")
+    assert acts == [("IV.SHOW_MOVE", {"coronal": "-40"})]
+    assert con.say("the other way") == [("IV.SHOW_MOVE", {"coronal": "+40"})]
+
+
+@pytest.mark.parametrize(("before", "text", "expected"), [
+    (["show the 3D model", "show the right lung"],
+     "remove the right middle, no, the right lower lobe",
+     [("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "remove"})]),
+    (["show the CT", "show the patient info"], "hide the patient info, no, the CT",
+     [("IV.REMOVE", {})]),
+])
+def test_a_correction_of_the_object_keeps_the_verb(con: Console, before: list[str], text: str,
+                                                   expected: list) -> None:
+    assert con.say_after(before, text) == expected
+
+
+def test_a_bare_view_beside_a_rotation_is_the_models_view(con: Console) -> None:
+    acts = con.say_after(["show the 3D model", "show the CT"],
+                         "switch to posterior and rotate down")
+    assert acts == [("AR.SHOW", {"view": "posterior"}), ("AR.ROTATE", {"direction": "down"})]
+
+
+@pytest.mark.parametrize("text", ["show the tumour information", "tumour info please"])
+def test_the_tumour_information_is_the_patient_field(con: Console, text: str) -> None:
+    assert con.say(text) == [("IR.SHOW", {"fields": ["tumor_location"]})]
+
+
+def test_a_plan_across_displays_must_name_each_display() -> None:
+    words = ["hide", "the", "patient", "info", "no", "the", "ct"]
+    plan = [Step("IR.HIDE", {}), Step("IV.REMOVE", {}), Step("AR.REMOVE", {})]
+    assert "3D model" in (ungrounded(plan, words) or "")
+    assert ungrounded([Step("IR.HIDE", {}), Step("IV.REMOVE", {})], words) is None
+    assert ungrounded(plan, ["remove", "everything"]) is None

@@ -1,0 +1,111 @@
+"""Requests said indirectly: inside a polite frame, relayed for someone else, after thinking
+aloud, with the object first, in the passive (DESIGN §3 "data, not code", §4).
+
+The frame's words are language data (``words.toml``); a frame is set aside and the request
+read alone, while talk to people and remarks stay out of scope.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.language.frames import unframe
+from tests.test_lexicon import Console
+
+
+@pytest.fixture
+def con() -> Console:
+    return Console()
+
+
+@pytest.mark.parametrize(("text", "inner"), [
+    ("I wonder if we could move the coronal a little further forward.",
+     "move the coronal a little further forward"),
+    ("davinci, good morning. I wonder if you might be so kind as to bring up the patient's "
+     "details for us.", "bring up the patient's details"),
+    ("Would you be kind enough to take the right lower lobe out of the model?",
+     "take the right lower lobe out of the model"),
+    ("Dr Okafor wants the axial at slice forty.", "the axial at slice forty"),
+    ("the consultant would like to see the age", "see the age"),
+    ("Reset the model, she says.", "Reset the model"),
+    ("And if it isn't too much bother, the right lower lobe as well.",
+     "the right lower lobe as well"),
+    ("It would be rather helpful to see the right middle lobe too",
+     "see the right middle lobe too"),
+])
+def test_a_frame_is_set_aside_and_the_request_kept_as_said(text: str, inner: str) -> None:
+    framed = unframe(text)
+    assert framed is not None and framed.request == inner
+
+
+@pytest.mark.parametrize("text", ["show the CT", "zoom in please", "coronal plus 50",
+                                  "Dr Lee, can you move the table", "the other way"])
+def test_plain_commands_and_talk_to_a_person_have_no_frame(text: str) -> None:
+    assert unframe(text) is None
+
+
+def test_thinking_aloud_is_marked_as_a_hedge() -> None:
+    framed = unframe("I think the sagittal maybe to three hundred")
+    assert framed is not None and framed.hedge
+
+
+def test_a_polite_request_acts_like_the_plain_one(con: Console) -> None:
+    con.say("show the CT")
+    acts = con.say("I wonder if the axial could be set to slice ninety, if that's all right.")
+    assert acts == [("IV.SHOW_MOVE", {"axial": 90})]
+    assert con.last is not None and con.last.decision.diagnostics.get("frame")
+
+
+def test_a_relayed_request_is_for_the_console_not_a_person(con: Console) -> None:
+    con.say("show the CT")
+    assert con.say("Dr Okafor wants the axial at slice forty.") == [
+        ("IV.SHOW_MOVE", {"axial": 40})]
+    assert con.snap["iv"]["pos"]["axial"] == 40
+
+
+def test_a_name_called_out_stays_out_of_scope(con: Console) -> None:
+    con.say("show the CT")
+    before = con.snap
+    assert con.say("Dr Okafor, can you move the axial up?") == []
+    assert con.snap == before
+
+
+def test_a_relay_tail_does_not_name_the_patient(con: Console) -> None:
+    con.say("show the 3D model")
+    con.say("rotate left")
+    acts = con.say("reset the model, she says.")
+    assert [a for a, _ in acts] == ["AR.RESET"]
+
+
+def test_a_hedged_remark_stays_a_remark(con: Console) -> None:
+    con.say("show the CT")
+    before = con.snap
+    assert con.say("I think the tumour is bigger than last time") == []
+    assert con.snap == before
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("the airway, disable", ("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})),
+    ("please, the lower left lobe, add it",
+     ("AR.SHOW", {"structures": ["left_lower_lobe"], "op": "add"})),
+    ("take the right upper lobe out of the model",
+     ("AR.SHOW", {"structures": ["right_upper_lobe"], "op": "remove"})),
+])
+def test_an_object_said_before_or_around_its_verb(con: Console, text: str,
+                                                  expected: tuple) -> None:
+    con.say("show the 3D model")
+    assert con.say(text) == [expected]
+
+
+def test_verb_forms_read_as_the_verb(con: Console) -> None:
+    con.say("show the 3D model")
+    acts = con.say("Would you mind showing it from the posterior view and then swinging it "
+                   "upward?")
+    assert acts == [("AR.SHOW", {"view": "posterior"}), ("AR.ROTATE", {"direction": "up"})]
+
+
+def test_the_wake_word_said_twice(con: Console) -> None:
+    con.say("show the 3D model")
+    acts = con.say("davinci davinci, posterior view and rotate horizontal")
+    assert acts == [("AR.SHOW", {"view": "posterior"}),
+                    ("AR.ROTATE", {"direction": "horizontal"})]
