@@ -68,3 +68,23 @@ def test_a_plan_across_displays_must_name_each_display() -> None:
     assert "3D model" in (ungrounded(plan, words) or "")
     assert ungrounded([Step("IR.HIDE", {}), Step("IV.REMOVE", {})], words) is None
     assert ungrounded(plan, ["remove", "everything"]) is None
+
+
+def test_a_reading_on_a_display_the_words_do_not_name_is_refused() -> None:
+    plan = [Step("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})]
+    assert "patient information" in (ungrounded(plan, ["also", "add", "all", "the",
+                                                       "fields"]) or "")
+
+
+def test_a_pause_written_as_dots_separates_a_correction(con: Console) -> None:
+    con.say("show the CT")
+    assert con.say("Go right... sorry, left, twenty") == [("IV.SHOW_MOVE", {"sagittal": "-20"})]
+
+
+def test_a_plus_sign_between_displays_joins_them(con: Console) -> None:
+    assert [a for a, _ in con.say("pt info + CT")] == ["IR.SHOW", "IV.SHOW_MOVE"]
+
+
+def test_a_view_abbreviation_after_the_models_name(con: Console) -> None:
+    con.say("show the 3D model")
+    assert con.say("3D ant") == [("AR.SHOW", {"view": "anterior"})]

@@ -109,3 +109,10 @@ def test_the_wake_word_said_twice(con: Console) -> None:
     acts = con.say("davinci davinci, posterior view and rotate horizontal")
     assert acts == [("AR.SHOW", {"view": "posterior"}),
                     ("AR.ROTATE", {"direction": "horizontal"})]
+
+
+def test_pointing_something_out_to_the_room_is_out_of_scope(con: Console) -> None:
+    con.say("show the 3D model")
+    before = con.snap
+    assert con.say("See here, that's the upper lobe bronchus, look up at it") == []
+    assert con.snap == before

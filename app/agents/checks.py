@@ -196,6 +196,12 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         for agent in sorted(agents):
             if not toks & _DISPLAY_WORDS[agent]:
                 return f"the {_DISPLAY_NAMES[agent]}, which nobody named"
+    named = {a for a, ws in _DISPLAY_WORDS.items() if toks & ws}
+    for agent in sorted(agents):
+        if named and agent not in named and not toks & (_EVERY_DISPLAY - {"all"}):
+            # "also add all the fields" is the patient box's, not the model's
+            return (f"the words name the {', '.join(_DISPLAY_NAMES[a] for a in sorted(named))},"
+                    f" not the {_DISPLAY_NAMES[agent]}")
     for s in steps:
         agent, action = s.action_id.split(".", 1)
         p = dict(s.params)
@@ -247,14 +253,14 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
 
 def _display_words() -> dict[str, set[str]]:
     from app.language.vocabulary import AR_STRONG, IR_STRONG, IV_STRONG
-    return {"IR": set(IR_STRONG) | _IR_NOUNS, "IV": set(IV_STRONG) | {"ct", "scan", "scans"},
+    return {"IR": (set(IR_STRONG) | _IR_NOUNS) - _EVERY_DISPLAY, "IV": set(IV_STRONG) | {"ct", "scan", "scans"},
             "AR": set(AR_STRONG)}
 
 
-_DISPLAY_WORDS = _display_words()
-_DISPLAY_NAMES = {"IR": "patient information", "IV": "CT", "AR": "3D model"}
 _EVERY_DISPLAY = {"all", "everything", "every", "each", "displays", "overlays", "screens",
                   "both"}
+_DISPLAY_WORDS = _display_words()
+_DISPLAY_NAMES = {"IR": "patient information", "IV": "CT", "AR": "3D model"}
 
 # Verbs that make words a request to the console even amid talk to the room.
 _CONSOLE_VERBS = {"show", "display", "hide", "remove", "zoom", "rotate", "spin", "move", "scroll",

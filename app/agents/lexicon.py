@@ -1355,8 +1355,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         # bare view/direction words in an AR clause: "anterior", "from the top"
         for i, t in enumerate(c.toks):
             if t in ("anterior", "posterior", "superior", "inferior", "surgical", "front",
-                     "behind", "top", "bottom") or t in ("ant", "post", "sup", "inf") and \
-                    c.toks[i - 1:i] == ["to"]:  # "flip to ant"
+                     "behind", "top", "bottom") or t in ("ant", "post", "sup", "inf") and (
+                    c.toks[i - 1:i] == ["to"] or c.toks[i + 1:i + 2] == ["view"] or
+                    c.toks[i - 1:i] in (["3d"], ["model"])):  # "flip to ant", "3D ant"
                 view = AR_VIEW_WORDS[t]
                 c.use(i)
                 break
@@ -2100,7 +2101,7 @@ _SUBJECT_DETERMINERS = {"the", "that", "this", "these", "those", "her", "his", "
 _FINITE_VERBS = set(_words("""
 is are was were looks look looked seems seem seemed feels feel felt made makes has have had
 match matches matched came comes went goes did does will would should could might must
-appears appeared showed shows gets got
+appears appeared showed shows gets got sits sat lies lay runs ran lives sitting lying
 """))
 # Words that are verbs of ours but nouns after a determiner ("that view is perfect").
 _VERB_NOUNS = {"view", "views", "display", "scan", "set", "step", "position", "slide", "turn",
@@ -2115,8 +2116,13 @@ should checked went got had was were love loved hate planned said told saw
 _STATEMENT_QUESTION_WORDS = {"what", "which", "where", "how", "when", "who", "whats"}
 
 
+_ATTENTION_WORDS = {"see", "look", "listen", "watch", "so", "now"}
+
+
 def _is_statement(tokens: list[str]) -> bool:
     """Is the command's first part a statement rather than a request (see above)?"""
+    if len(tokens) > 2 and tokens[0] in _ATTENTION_WORDS and tokens[1] == ",":
+        return _is_statement(tokens[2:])  # "See, the tumour sits right at the top ..."
     first: list[str] = []
     for t in tokens:
         if t == ",":

@@ -124,6 +124,7 @@ def _punctuation(text: str) -> str:
     text = text.replace("#", " number ")
     text = re.sub(r"(?<=[a-z])\.(?=[a-z]\b)", " ", text)  # "p.f.t." -> "p f t"
     text = re.sub(r"(?<![\w])([+-])\s+(?=\d)", r"\1", text)  # "+ 100" -> "+100"
+    text = re.sub(r"(?<=[a-z])\s+[+&]\s+(?=[a-z])", " and ", text)  # "pt info + CT"
     text = re.sub(r"\b3\s*-?\s*d\b", "3d", text)
     text = re.sub(r"(?<=\w)-(?=[a-z])", " ", text)  # "right-upper", "x-ray"
     text = re.sub(r"(?<=[a-z])-(?=\d)", " ", text)  # "fev-1", "sag-40" (see below)
@@ -137,6 +138,9 @@ def _punctuation(text: str) -> str:
                   text)
     # a sentence break inside the command is a pause ("that's the apex. the model now";
     # "a bit far forward; back by ten"; "wasn't it? put the PFT up")
+    # "go right... sorry, left": a pause before a correction is a comma
+    text = re.sub(r"(?<=[a-z0-9'])\s*(?:\.{2,}|…)\s*(?=(?:sorry|no|i mean|rather)\b)", ", ",
+                  text)
     text = re.sub(r"(?<=[a-z0-9'])\s*[;?!]+\s*(?=[a-z0-9])", ", ", text)
     text = re.sub(r"(?<=[a-z'])\.\s+(?=[a-z])", ", ", text)
     text = re.sub(r"[;:!?.()\[\]{}\"/\\|*_=<>~^&@$]", " ", text)
