@@ -88,3 +88,44 @@ def test_a_plus_sign_between_displays_joins_them(con: Console) -> None:
 def test_a_view_abbreviation_after_the_models_name(con: Console) -> None:
     con.say("show the 3D model")
     assert con.say("3D ant") == [("AR.SHOW", {"view": "anterior"})]
+
+
+def test_in_the_zoom_view_the_last_plane_named_becomes_main(con: Console) -> None:
+    con.say_after(["show the CT", "zoom in"], "coronal twelve axial one hundred")
+    assert con.snap["iv"]["main"] == "axial"
+    assert con.snap["iv"]["pos"]["coronal"] == 12 and con.snap["iv"]["pos"]["axial"] == 100
+
+
+def test_to_a_slice_is_absolute_even_after_further(con: Console) -> None:
+    con.say("show the CT")
+    assert con.say("further over sagittal to 299") == [("IV.SHOW_MOVE", {"sagittal": 299})]
+
+
+def test_a_correction_said_without_a_pause(con: Console) -> None:
+    con.say("show the patient info")
+    assert con.say("add the height no sorry the body weight") == [
+        ("IR.SHOW", {"fields": ["weight"], "op": "add"})]
+
+
+def test_the_other_way_after_a_discourse_marker(con: Console) -> None:
+    con.say_after(["show the CT", "coronal plus 50"], "nah the other way")
+    assert con.snap["iv"]["pos"]["coronal"] == 256
+
+
+def test_a_view_with_a_rotation_is_both(con: Console) -> None:
+    con.say("show the 3D model")
+    assert con.say("anterior view with a vertical spin") == [
+        ("AR.SHOW", {"view": "anterior"}), ("AR.ROTATE", {"direction": "vertical"})]
+
+
+def test_the_recon_is_the_3d_model(con: Console) -> None:
+    assert [a for a, _ in con.say("show the recon")] == ["AR.SHOW"]
+
+
+@pytest.mark.parametrize("text", ["could you bring up his PET?",
+                                  "let's go up on the O2, please"])
+def test_things_the_console_does_not_have_are_out_of_scope(con: Console, text: str) -> None:
+    con.say("show the CT")
+    before = con.snap
+    assert con.say(text) == []
+    assert con.snap == before

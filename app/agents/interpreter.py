@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.agents.checks import addressed_to_person, checked, ungrounded
+from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory, Tier
-from app.agents.lexicon import ACCEPT, VOCABULARY, LexiconTier, canonical, is_undo
+from app.agents.lexicon import ACCEPT, VOCABULARY, canonical, is_undo
 from app.agents.planner import order_steps
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState

@@ -33,7 +33,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from app.agents.decision import Decision, Memory
 from app.core.registry import Step
@@ -701,7 +701,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 c.use(i + 1, i + 2)
             if s:
                 value: Any = _rel(v if s == "+" else -v)
-            elif sign is not None:
+            elif sign is not None and not (absolute_hint and prev in ("to", "at") and
+                                           toks[i - 2:i - 1] != ["plus"]):
+                # ("further over, sagittal to 299": "to" names the slice itself)
                 value = _rel(sign * v)
             else:
                 value = v
@@ -1611,10 +1613,45 @@ class Analysis:
     # "a bit more", "a little further": the repeated CT move by the default step, not again
     # by the last one's (which may have been 30)
     small: bool = False
+    rules: list[str] = field(default_factory=list)  # the context rules that applied
 
     @property
     def agent(self) -> str | None:
         return self.clauses[0].agent if self.clauses else None
+
+
+@dataclass
+class Reading:
+    """One command on its way through the context rules: the words as they stand and what
+    the rules have found so far (a repeat, a reversal, a step, a remark)."""
+
+    corrected: str
+    state: ConsoleState
+    memory: Memory
+    nested: bool  # read for another command's context rule: those rules do not apply again
+    tokens: list[str]
+    own: list[str] = field(default_factory=list)  # the words as said (after preparation)
+    repeat_of: str | None = None
+    step_override: int | None = None
+    reverse: bool = False
+    small: bool = False
+    times: str | None = None
+    statement: bool = False
+    core: list[str] = field(default_factory=list)
+    fired: list[str] = field(default_factory=list)
+    rewrote: bool = False  # a rule put other words in the command's place
+
+    def __post_init__(self) -> None:
+        self.own = list(self.tokens)
+
+
+class ContextRule(Protocol):
+    """A named context rule (the inventory is ``app.agents.context_rules.CONTEXT_RULES``)."""
+
+    name: str
+    rewrites: bool  # its words stand for the command's own (the semantic tier matches them)
+
+    def apply(self, grammar: GrammarTier, reading: Reading) -> Analysis | bool: ...
 
 
 def _state_agent(state: ConsoleState, intent: str) -> str | None:
@@ -2263,6 +2300,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
         # nodules" / "no spinning" are requests
         if t == "no" and nxt == "wait" and after_pause:
             found = (i, i + 2)  # "sagittal big, no wait, the coronal"
+        elif (t, nxt) in (("no", "sorry"), ("sorry", "no"), ("no", "no")) and 0 < i < n - 2:
+            found = (i, i + 2)  # "add the height no sorry the weight", with no pause
         elif t in ("wait", "nope", "nah", "scratch") and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "coronal plus 50, wait, minus 50"
         elif t == "no" and 0 < i < n - 1 and not after_pause and nxt != ",":
@@ -2530,10 +2569,25 @@ def _drop_passive_modal(tokens: list[str]) -> list[str]:
     return out
 
 
+_ROTATION_NOUNS = {"spin", "rotation", "turn", "swing", "twist", "orbit"}
+
+
+def _with_rotation(tokens: list[str]) -> list[str]:
+    """"anterior view with a vertical spin": the view, and then the rotation (DESIGN §4: a
+    view named together with a rotation is two actions in order)."""
+    for k, t in enumerate(tokens):
+        if t == "with" and k and set(tokens[k + 1:k + 4]) & _ROTATION_NOUNS and \
+                set(tokens[:k]) & ({"view", "side"} | set(AR_VIEW_WORDS)):
+            rest = [x for x in tokens[k + 1:] if x not in ("a", "an", "the")]
+            return [*tokens[:k], "and", "rotate", *[x for x in rest if x not in
+                                                    _ROTATION_NOUNS]]
+    return tokens
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
-    return _drop_passive_modal(_front_object(_drop_discourse(_join_adjective_pairs(
-        _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text)))))))))
+    return _with_rotation(_drop_passive_modal(_front_object(_drop_discourse(_join_adjective_pairs(
+        _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text))))))))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
@@ -2681,14 +2735,18 @@ def _other_side(tokens: list[str]) -> bool:
     return rest in (["other", "side"], ["opposite", "side"])
 
 
-class LexiconTier:
-    """The deterministic grammar tier (implements ``app.agents.decision.Tier``)."""
+class GrammarTier:
+    """The deterministic grammar (implements ``app.agents.decision.Tier``): clauses, routing
+    and decoding, after the context rules it is given (``LexiconTier`` in
+    ``app.agents.context_rules`` is this grammar with the console's inventory)."""
 
     name = "lexicon"
 
-    def __init__(self, accept: float = ACCEPT, extra_fields: Iterable[str] = ()) -> None:
+    def __init__(self, accept: float = ACCEPT, extra_fields: Iterable[str] = (),
+                 rules: Sequence[ContextRule] = ()) -> None:
         self.accept = accept
         self.extra_fields = tuple(e.lower() for e in extra_fields)
+        self.rules = tuple(rules)
 
     # -- route -----------------------------------------------------------------------------
     def analyse(self, corrected: str, state: ConsoleState, memory: Memory) -> Analysis:
@@ -2702,147 +2760,22 @@ class LexiconTier:
 
     def _analyse(self, corrected: str, state: ConsoleState, memory: Memory,
                  nested: bool) -> Analysis:
-        tokens = own = _prepare(corrected)
-        repeat_of = None
-        step_override = None
-        turn = None if nested else self._swing_on(tokens, state, memory)
-        if turn is not None:
-            tokens = ["rotate", "the", "model", turn]  # "and down" after "swing it up"
-        tokens, aside_cut = _drop_asides(tokens)
-        spared = _drop_sparing(tokens)
-        aside_cut = aside_cut or spared != tokens
-        tokens = spared
-        same = None if nested else self._same_side(tokens, state, memory)
-        if same is None and not nested:
-            same = self._same_for(tokens, state, memory)
-        if same is not None:
-            tokens = same
-        for k in range(len(tokens) - 1):
-            if tokens[k] in ("that", "this", "same") and tokens[k + 1] in ("lobe", "structure") \
-                    and not any(t in SIDES or t in LOBE_POS for t in tokens):
-                # "zoom in on that lobe": the lobe named before, like "it"
-                tokens = [*tokens[:k], "it", *tokens[k + 2:]]
-                if k and tokens[k - 1] == "the":
-                    del tokens[k - 1]
-                break
-        if memory.last_agent == "AR" and state.ar.zoom_level > 0 and "back" in tokens and \
-                set(tokens) <= {"go", "back", "once", "more", "again", "please", "now", ",",
-                                "and", "a", "bit", "step", "one"}:
-            tokens = backed = ["zoom", "out"]  # "go back" on a zoomed model: back out a level
-        else:
-            backed = None
-        swapped = None if nested else self._now_the(tokens, state, memory)
-        if swapped is not None:
-            tokens = swapped
+        # the context rules, in their declared order (app/agents/context_rules.py): each may
+        # rewrite the words, resolve a repeat or correction, or settle the reading itself
+        r = Reading(corrected, state, memory, nested, _prepare(corrected))
+        for rule in self.rules:
+            done = rule.apply(self, r)
+            if isinstance(done, Analysis):
+                done.rules = [*r.fired, rule.name]
+                return done
+            if done:
+                r.fired.append(rule.name)
+                r.rewrote = r.rewrote or rule.rewrites
+        return self._route_reading(r)
 
-        swapped = swapped or backed
-        carried = None if nested else self._display_too(tokens, state, memory)
-        if carried is not None:  # "and the CT as well" after clearing the model
-            tokens = swapped = carried
-        side_one = _side_one(tokens) if not nested and memory.last_agent == "AR" else None
-        if side_one is not None and self._named_before(state, memory):
-            # "and the right one too" after "show the left lung": the other lung, added
-            tokens = ["add" if side_one[1] else "show", "the", side_one[0], "lung"]
-            swapped = tokens
-        if not nested and _readd_pronoun(tokens):
-            shown = self._redisplay(state, memory)
-            if shown is not None:  # "bring it back" after "hide the CT": that display again
-                tokens = swapped = shown
-        if _other_side(tokens):
-            tokens = ["opposite"]  # "now from the other side": the last view or swing reversed
-        side = _only_side(tokens)
-        if side and (memory.last_agent == "AR" or memory.last_agent is None and
-                     state.ar.visible):
-            # "only the left" / "just the right side" while on the model: that lung
-            tokens = ["show", "only", "the", side, "lung"]
-        if len(tokens) > 2 and tokens[1] == "," and tokens[0] in ("3d", "model") \
-                or tokens[:3] in (["the", "model", ","], ["the", "3d", ","]):
-            # "3D, RUL and RML": a header naming the model, then exactly what to show
-            rest = tokens[tokens.index(",") + 1:]
-            first = rest[:rest.index(",")] if "," in rest else rest
-            if first and not _has_head(first):
-                tokens = ["show", "only", *rest]
-        fixed = None if nested else self._self_correction(tokens, state, memory)
-        if fixed is not None:
-            tokens, replaced = fixed
-            tokens = _drop_sparing(tokens)  # "…, well, leave the model, just take off the CT"
-            if replaced is not None:
-                analysis = self.analyse(" ".join(tokens), state, memory)
-                analysis.rewritten = analysis.rewritten or " ".join(tokens)
-                analysis.text, analysis.replaces = corrected, replaced
-                return analysis
-        core = [t for t in tokens if t not in FILLER and t not in ("slices", "slice", "steps", ",")
-                and t not in _APPROXIMATORS]
-        nums = [t for t in core if _is_num(t) and t[0] not in "+-"]
-        if "opposite" in core and len(nums) == 1 and set(core) - set(nums) <= {
-                "opposite", "go", "move", "now", "please", "another", "more"}:
-            prev = self._last_real(memory)
-            if prev is not None:  # "ten the other way"
-                step_override, repeat_of = int(nums[0]), prev
-                return Analysis(corrected, self.analyse(prev, state, memory).clauses,
-                                repeat_of, step_override, True)
-        if nums and set(core) & _MORE_WORDS and any(t in DIRECTIONS for t in core) and \
-                all(t in DIRECTIONS or _is_num(t) or t in _MORE_WORDS | MOVE_VERBS
-                    for t in core):
-            # "five more to the right": the direction is said, so it is a move of that many
-            tokens = [t for t in tokens if t not in _MORE_WORDS]
-            core = [t for t in core if t not in _MORE_WORDS]
-        if len(core) == 2 and any(_is_num(t) and t[0] not in "+-" for t in core) and \
-                set(core) & {"more", "another", "further", "again"}:
-            prev = self._last_real(memory)
-            if prev is not None:  # "20 more", "another 10"
-                step_override = int(next(t for t in core if _is_num(t)))
-                repeat_of = prev
-                tokens = _prepare(prev)
-        reverse = small = False
-        if "opposite" in core and set(core) <= {"opposite", "go", "move", "rotate", "turn",
-                                                 "swing", "spin", "now", "please", "back",
-                                                 "same", "distance", "amount"}:
-            # "now the other way": the last command that has an opposite (a zoom said after
-            # the move is stepped over: "forward 40", "zoom in", "the other way")
-            prev = self._last_reversible(state, memory) or self._last_real(memory)
-            if prev is not None:
-                reverse, repeat_of = True, prev
-                tokens = _prepare(prev)
-        if repeat_of is None and not nested and "," in tokens[:4]:
-            k = tokens.index(",")
-            rest = tokens[k + 1:]
-            while rest and rest[0] in ("and", "then", ","):
-                rest = rest[1:]
-            prev = self._last_real(memory) if _is_repeat(tokens[:k]) and tokens[:k] and \
-                _has_head(rest) else None
-            if prev is not None:  # "again, and then zoom out": the last command, then this
-                tokens = swapped = [*_prepare(prev), ",", "and", "then", *rest]
-        named_repeat = _agent_repeat(tokens) if repeat_of is None else None
-        if named_repeat is not None:
-            prev = self._last_real_for(memory, named_repeat[0], named_repeat[1])
-            if prev is not None:  # "again on the CT" after a model command
-                return Analysis(corrected, self.analyse(prev, state, memory).clauses, prev,
-                                None, False, _times_of(named_repeat[2]))
-        times = _repeat_times(tokens) if repeat_of is None else None
-        if tokens and repeat_of is None and (_is_repeat(tokens) or times):
-            prev = self._last_real(memory)
-            if prev is None:
-                return Analysis(corrected, [], None)  # nothing to repeat
-            repeat_of = prev
-            small = bool({"bit", "little", "slightly", "touch", "tad"} & set(tokens))
-            tokens = _prepare(prev)
-        request = _complaint_request(tokens) if repeat_of is None else None
-        if request is not None:
-            tokens = request
-        statement = _is_statement(tokens)
-        remark_cut = False
-        if statement:
-            # "that view is perfect, now zoom in": a remark before the request is no part of
-            # it; a remark alone is kept (and read with low confidence)
-            cut = tokens.index(",") if "," in tokens else -1
-            rest = tokens[cut + 1:] if cut >= 0 else []
-            while rest and rest[0] == ",":
-                rest = rest[1:]
-            if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS)) and \
-                    not _is_statement(rest):
-                tokens, statement = _with_referent(rest, tokens[:cut]), False
-                remark_cut = True
+    def _route_reading(self, r: Reading) -> Analysis:
+        """The words (as the context rules left them) split into clauses, each routed."""
+        tokens, state, memory = r.tokens, r.state, r.memory
         clauses = split_clauses(tokens)
         routed: list[RoutedClause] = []
         for c in clauses:
@@ -2865,188 +2798,11 @@ class LexiconTier:
             if rc.source in ("state", "guess") and nxt is not None and nxt.agent and \
                     nxt.source == "words" and rc.intent in CAPABLE[nxt.agent]:
                 rc.agent, rc.source = nxt.agent, "lookahead"
-        rewritten = " ".join(tokens) if repeat_of is None and tokens != own and (
-            turn is not None or side is not None or request is not None or fixed is not None
-            or same is not None or remark_cut or aside_cut or swapped is not None) \
-            else None
-        return Analysis(corrected, routed, repeat_of, step_override, reverse,
-                        _times_of(times), statement, rewritten=rewritten, small=small)
-
-    def _same_side(self, tokens: list[str], state: ConsoleState, memory: Memory
-                   ) -> list[str] | None:
-        """"the lower lobe on that side": the side of the structures named just before."""
-        for phrase in (("on", "that", "side"), ("on", "the", "same", "side"), ("on", "this",
-                                                                                "side")):
-            k = next((i for i in range(len(tokens)) if tuple(tokens[i:i + 3]) == phrase[:3]
-                      and tuple(tokens[i:i + len(phrase)]) == phrase), None)
-            if k is None:
-                continue
-            if {"left", "right"} & set(tokens):
-                return None
-            lobe = next((i for i, t in enumerate(tokens) if t in ("upper", "middle", "lower")
-                         and tokens[i + 1:i + 2] in (["lobe"], ["lobes"])), None)
-            prev = self._last_real(memory)
-            if lobe is None or prev is None:
-                return None
-            d = self.decide_from(self.analyse(prev, state, memory), state, memory)
-            named = [x for st in d.steps if st.action_id.startswith("AR.")
-                     for x in (st.params.get("structures") or [st.params.get("target")])
-                     if isinstance(x, str)]
-            sides = {x.split("_", 1)[0] for x in named} & {"left", "right"}
-            if len(sides) != 1:
-                return None
-            out = tokens[:k] + tokens[k + len(phrase):]
-            at = lobe if lobe < k else lobe - len(phrase)
-            return [*out[:at], sides.pop(), *out[at:]]
-        return None
-
-    def _same_for(self, tokens: list[str], state: ConsoleState, memory: Memory
-                  ) -> list[str] | None:
-        """"the same for the left lung" / "likewise with the coronal": the previous command
-        with its object replaced by the one named here (read like a correction of it that
-        does not undo it)."""
-        post = _same_for_object(tokens)
-        if post is None:
-            return None
-        # DESIGN §4: "same for X" applies the last *move* to plane X, so a zoom said after
-        # the move ("coronal forward 20", "zoom in", "same for axial") is stepped over
-        prev = (self._last_move(state, memory) if any(t in PLANE_WORDS for t in post)
-                else None) or self._last_real(memory)
-        if prev is None:
-            return None
-        return self._substitute(_prepare(prev), post, state, memory)
-
-    def _last_reversible(self, state: ConsoleState, memory: Memory) -> str | None:
-        """The latest remembered command whose plan has an opposite (a relative move, a
-        swing, a view with an opposite), as the plan that ran."""
-        for text in reversed(memory.recent):
-            if "opposite" in tokens_of(canonical(text)):
-                return None  # "the other way" twice: back to the first way (the grammar's own)
-            reading = memory.reading_of(text)
-            d = self.decide(reading, state, memory)
-            if d is not None and _reversed(list(d.steps)):
-                return reading
-        return None
-
-    def _last_move(self, state: ConsoleState, memory: Memory) -> str | None:
-        """The latest remembered command whose plan was one slice move, as the plan that ran."""
-        for text in reversed(memory.recent):
-            if memory.agents.get(text) != "IV":
-                continue
-            reading = memory.reading_of(text)
-            d = self.decide(reading, state, memory)
-            moves = [s for s in (d.steps if d is not None else [])
-                     if s.action_id == "IV.SHOW_MOVE" and s.params]
-            if len(moves) == 1:  # "coronal to 400 and zoom in": the move of it
-                return reading if len(d.steps) == 1 else self.reading_of(moves, state, memory)
-        return None
-
-    def _swing_on(self, tokens: list[str], state: ConsoleState, memory: Memory) -> str | None:
-        """A bare direction right after a swing of the model swings it that way ("tilt it
-        up a touch" ... "and down"); elsewhere a bare direction moves the CT (DESIGN §4)."""
-        core = [t for t in tokens if t not in ("and", "now", "then", "please", ",", "the",
-                                               "other", "way", "a", "bit", "touch", "little")]
-        if len(core) != 1 or core[0] not in ROTATE_DIRS or memory.last_agent != "AR":
-            return None
-        prev = self._last_real(memory)
-        if prev is None:
-            return None
-        d = self.decide_from(self.analyse(prev, state, memory), state, memory)
-        if d.steps and d.steps[-1].action_id == "AR.ROTATE":
-            return ROTATE_DIRS[core[0]] if ROTATE_DIRS[core[0]] in ("left", "right", "up",
-                                                                     "down") else None
-        return None
-
-    def _self_correction(self, tokens: list[str], state: ConsoleState, memory: Memory
-                         ) -> tuple[list[str], str | None] | None:
-        """A command that corrects itself or the previous one ("rotate left, no, right",
-        "show the BMI, I mean the weight", "sorry, 250", "no, from above"): the tokens to read
-        instead, and the earlier command replaced (None when the correction is within this
-        command). None when there is no correction marker."""
-        cut = _correction_marker(tokens)
-        if cut is None:
-            return None
-        i, j = cut
-        pre = [t for t in tokens[:i] if t != ","]
-        post = tokens[j:]
-        while post and post[0] in (",", "the"):
-            post = post[1:]
-        while post and post[-1] in (",", "sorry", "please", "then"):
-            post = post[:-1]
-        head = tokens[:i]
-        while head and head[-1] == ",":
-            head = head[:-1]
-        if not post and "," in head:
-            # "spin it vertically, horizontally, sorry": the marker closes the correction
-            k = max(x for x, t in enumerate(head) if t == ",")
-            pre = [t for t in head[:k] if t != ","]
-            post = head[k + 1:]
-        if post in (["other", "side"], ["other", "one"]):
-            post = ["opposite"]  # "no, the other side"
-        if not post:
-            return (pre, None) if pre else None
-        core = [t for t in post if t not in FILLER]
-        if "opposite" in core and pre and set(core) <= {"opposite", "way", "direction", "go"}:
-            # "rotate left, no, the other way": what was just said, reversed
-            said = self.decide(" ".join(pre), state, memory)
-            back = _reversed(said.steps) if said is not None else []
-            reading = self.reading_of(back, state, memory) if back else None
-            return (tokens_of(reading), None) if reading else None
-        if "opposite" in core or _is_repeat(post):
-            return (post, None) if not pre else None  # "no, the other way": a reversal
-        base, replaced = pre, None
-        if not pre:
-            prev = self._last_real(memory)
-            if prev is None:
-                return post, None
-            base, replaced = _prepare(prev), prev
-        if _has_head(post) and _VERBISH & set(post):
-            return post, None  # a whole new command: "no, zoom in instead"
-        best = self._substitute(base, post, state, memory)
-        if best is None:
-            verb = next((k for k, t in enumerate(base) if t in _VERBISH | HIDE_VERBS), None)
-            if replaced is None and verb is not None and not _has_head(post):
-                # "remove the right middle, no, the right lower lobe", "hide the patient
-                # info, no, the CT": the verb said before goes with the corrected object
-                return [*base[:verb + 1], *post], None
-            return post, None
-        return best, replaced
-
-    def _substitute(self, base: list[str], post: list[str], state: ConsoleState,
-                    memory: Memory) -> list[str] | None:
-        """``base`` with one span of it replaced by ``post``, read as the same kind of plan
-        with a different value; the best-read such candidate, or None."""
-        ref = self.decide(" ".join(base), state, memory)
-        if ref is None or not ref.steps:
-            return None
-        planes = [PLANE_WORDS[t] for t in post if t in PLANE_WORDS]
-        if len(ref.steps) == 1 and ref.steps[0].action_id == "IV.SHOW_MOVE" and \
-                len(ref.steps[0].params) == 1 and len(planes) == 1 and \
-                set(post) <= {"the", "a", "slice", "plane", "view", *PLANE_WORDS}:
-            (v,) = ref.steps[0].params.values()
-            if isinstance(v, str) and v[:1] in "+-":  # "right 15", "same for the coronal"
-                return [planes[0], v]
-        ref_ids = [s.action_id for s in ref.steps]
-        ref_size = _plan_size(ref.steps)
-        best: tuple[float, list[str]] | None = None
-        n = len(base)
-        for a in range(n):
-            for b in range(a + 1, min(n, a + 4) + 1):
-                span = base[a:b]
-                if "," in span or set(span) & _VERBISH:
-                    continue
-                cand = base[:a] + post + base[b:]
-                d = self.decide(" ".join(cand), state, memory)
-                if d is None or not d.steps or d.confidence < self.accept or \
-                        [s.action_id for s in d.steps] != ref_ids or _same_steps(d.steps,
-                                                                                 ref.steps) \
-                        or _move_kinds(d.steps) != _move_kinds(ref.steps):
-                    continue  # ("right 15" → "coronal 15" would turn a step into a slice)
-                score = d.confidence - 0.1 * abs(_plan_size(d.steps) - ref_size) \
-                    - 0.01 * len(span) + (0.05 if _kinds(span) == _kinds(post) else 0.0)
-                if best is None or score > best[0]:
-                    best = (score, cand)
-        return None if best is None else best[1]
+        rewritten = " ".join(tokens) if r.repeat_of is None and tokens != r.own and \
+            r.rewrote else None
+        return Analysis(r.corrected, routed, r.repeat_of, r.step_override, r.reverse,
+                        _times_of(r.times), r.statement, rewritten=rewritten, small=r.small,
+                        rules=list(r.fired))
 
     def reading_of(self, steps: Sequence[Step], state: ConsoleState,
                    memory: Memory) -> str | None:
@@ -3091,92 +2847,6 @@ class LexiconTier:
                 "happening", "booked", ",", "please", "so"} and set(
                 tokens_of(canonical(memory.recent[-1]))) & OP_WORDS:
             return ("and " if "and" in toks else "") + "when is the operation"
-        return None
-
-    def _display_too(self, tokens: list[str], state: ConsoleState, memory: Memory
-                     ) -> list[str] | None:
-        """"and the CT as well" / "and the model too": the previous command's action (hide,
-        zoom out, reset, show) done to another display, which is all this one names."""
-        if not tokens or not (tokens[0] == "and" or {"too", "also"} & set(tokens)
-                              or "well" in tokens):
-            return None
-        core = [t for t in tokens if t not in _DISPLAY_TOO_FILL]
-        agent = _DISPLAY_NOUN_AGENT.get(" ".join(core))
-        if agent is None:
-            return None
-        steps = self._last_steps(state, memory)
-        if len(steps) != 1 or steps[0].action_id.split(".")[0] == agent:
-            return None
-        verb = {"REMOVE": ["hide"], "HIDE": ["hide"], "ZOOM_OUT": ["zoom", "out"],
-                "RESET": ["reset"]}.get(steps[0].action_id.split(".")[1])
-        return [*verb, "the", *core] if verb else None
-
-    def _now_the(self, tokens: list[str], state: ConsoleState, memory: Memory
-                 ) -> list[str] | None:
-        """"now the RLL" after "zoom to the RML", "now the left" after "show the right
-        view", "now the axial" after "coronal minus 20" in the small views: the previous
-        command again on the newly named object (in the zoom view a plane named alone makes
-        it the main view instead, see the IV rules)."""
-        if not tokens or tokens[0] not in ("now", "and") or "now" not in tokens[:2]:
-            return None
-        obj = [t for t in tokens if t not in ("now", "and", "the", "one", ",", "please",
-                                               "lobe", "view", "side")]
-        if not obj or len(obj) > 3:
-            return None
-        steps = self._last_steps(state, memory)
-        if len(steps) != 1:
-            return None
-        st = steps[0]
-        if st.action_id == "AR.ZOOM_IN" and st.params.get("target") and all(
-                t in STRUCT_WORDS or t in SIDES or t in LOBE_POS for t in obj) and (
-                len(obj) == 1 and obj[0] in STRUCT_WORDS or len(obj) >= 2):
-            return ["zoom", "in", "on", "the", *obj, *(["lobe"] if len(obj) >= 2 else [])]
-        if st.action_id == "AR.SHOW" and set(st.params) == {"view"} and len(obj) == 1 and \
-                obj[0] in AR_VIEW_WORDS:
-            return ["show", "the", obj[0], "view"]
-        # In the zoom view a plane named alone is the main view to show, unless the command
-        # before already carried a move over to another plane ("left 20", "same for the
-        # coronal", "now the axial": the pattern goes on).
-        prev_words = set(tokens_of(memory.recent[-1])) if memory.recent else set()
-        pattern = bool(prev_words & (_SAME_WORDS | {"now"}))
-        if st.action_id == "IV.SHOW_MOVE" and (state.iv.mode == "small_views" or pattern) and \
-                len(obj) == 1 and obj[0] in PLANE_WORDS:
-            rel = [v for v in st.params.values() if isinstance(v, str) and v[:1] in "+-"]
-            if len(st.params) == 1 and len(rel) == 1:
-                return [obj[0], rel[0]]
-        return None
-
-    def _redisplay(self, state: ConsoleState, memory: Memory) -> list[str] | None:
-        """"bring it back" right after a whole display was hidden: show that display."""
-        steps = self._last_steps(state, memory)
-        if len(steps) != 1:
-            return None
-        return {"IV.REMOVE": ["show", "the", "ct"], "IR.HIDE": ["show", "the", "patient", "box"],
-                "AR.REMOVE": ["show", "the", "model"]}.get(steps[0].action_id)
-
-    def _last_real_for(self, memory: Memory, agent: str, plane: str | None) -> str | None:
-        """The latest remembered command that ended on ``agent`` (and, with ``plane``, named
-        that plane), as the plan that ran."""
-        for text in reversed(memory.recent):
-            if memory.agents.get(text) != agent:
-                continue
-            reading = memory.reading_of(text)
-            if plane is not None and plane not in {PLANE_WORDS.get(t) for t in tokens_of(
-                    canonical(reading))}:
-                continue
-            return reading
-        return None
-
-    def _last_real(self, memory: Memory) -> str | None:
-        for text in reversed(memory.recent):
-            if text in memory.readings:
-                return memory.readings[text]  # a plan another tier decided, or a repeat's
-            toks = tokens_of(text)
-            core = [t for t in toks if t not in FILLER and t not in ("slices", "slice", "steps")]
-            more = len(core) == 2 and set(core) & {"more", "another", "further", "again"}
-            opposite = "opposite" in tokens_of(canonical(text))
-            if not _is_repeat(toks) and not more and not opposite:
-                return memory.reading_of(text)
         return None
 
     def _route(self, c: Clause, intent: str, before: list[RoutedClause], state: ConsoleState,
@@ -3324,6 +2994,8 @@ class LexiconTier:
                         diagnostics={"leftover": leftovers, "routing": sources,
                                      "repeat_of": analysis.repeat_of,
                                      "rewritten": analysis.rewritten,
+                                     **({"context_rules": analysis.rules}
+                                        if analysis.rules else {}),
                                      **({"refers_back": True} if ctx.referred_back else {})})
 
     @staticmethod
@@ -3474,7 +3146,8 @@ def _merge_show(a: Step, b: Step) -> Step | None:
 
 
 __all__ = [
-    "ACCEPT", "VOCABULARY", "Analysis", "canonical", "Clause", "LexiconTier", "agent_scores", "ar_structures",
+    "ACCEPT", "VOCABULARY", "Analysis", "canonical", "Clause", "GrammarTier", "Reading",
+    "agent_scores", "ar_structures",
     "clause_intent", "ir_fields", "iv_moves", "merge_steps", "split_clauses",
 ]
 

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory
 from app.agents.exemplars import INTENTS, Intent
 from app.agents.lexicon import (
@@ -60,7 +61,6 @@ from app.agents.lexicon import (
     STRUCT_WORDS,
     VOCABULARY,
     Clause,
-    LexiconTier,
     RoutedClause,
     _Ctx,
     _dominant_agent,

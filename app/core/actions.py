@@ -114,7 +114,8 @@ def _move(state: ConsoleState, p: dict[str, Any]) -> tuple[dict[str, int], list[
     pos = state.iv.pos_dict()
     moved: list[str] = []
     notes: list[str] = []
-    for plane in PLANES:
+    # in the order said: in the zoom view the last plane named becomes the main view (DESIGN §4)
+    for plane in [k for k in p if k in PLANES]:
         if plane in p:
             target, clamped = p[plane].resolve(pos[plane], size[plane])
             pos[plane] = target

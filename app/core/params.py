@@ -151,10 +151,8 @@ def validate_params(action_id: str, schema: tuple[Param, ...], params: Mapping[s
             f"{action_id} has no parameter {', '.join(repr(u) for u in unknown)} "
             f"(its parameters: {known})."
         )
-    out: dict[str, Any] = {}
     for p in schema:
-        if p.name in params and params[p.name] is not None:
-            out[p.name] = p.normalise(params[p.name])
-        elif p.required:
+        if p.required and params.get(p.name) is None:
             raise CommandError(f"{action_id} needs the parameter '{p.name}'.")
-    return out
+    # in the order given: "coronal 12, axial 100" in the zoom view makes the axial main
+    return {k: by_name[k].normalise(v) for k, v in params.items() if v is not None}

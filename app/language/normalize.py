@@ -981,7 +981,8 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
     (r"insufflat\w*|pneumoperitoneum|co2|gas flow|flow rate|deflat\w*|inflat\w*|ventilat\w*|"
      r"intubat\w*|tidal volume|peep|smoke evacuat\w*",
      "insufflation and ventilation are not controlled here"),
-    (r"vital signs?|vitals|blood pressure|heart rate|pulse|saturation|spo2|sats|oxygen|"
+    (r"vital signs?|vitals|blood pressure|heart rate|pulse|saturation|spo2|sats|oxygen|o2|"
+     r"fio2|"
      r"temperature|ecg|ekg|respiratory rate|end tidal|end title|etco2|urine output|map|cvp|"
      r"arterial line|a line",
      "the console does not show vital signs"),
@@ -1034,7 +1035,7 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"recording|screenshot|photo|picture of|snapshot|video|robot|port|ports|docking|dock|"
      r"undock",
      "the robot, camera and recording are not controlled here"),
-    (r"pet scans?|pet ct|pet images?|mri|mr scan|x ?rays?|ultrasound|echocardiogra\w*|"
+    (r"pet scans?|pet ct|pet images?|pet|mri|mr scan|x ?rays?|ultrasound|echocardiogra\w*|"
      r"angiogra\w*|bronchoscop\w*|bone scan|scintigra\w*|"
      r"(previous|old|older|prior|earlier|outside|other hospital s?|last years?( s)?|"
      r"last months?( s)?) (ct|cts|scan|scans|study|studies|images?|imaging)|"

@@ -143,7 +143,7 @@ FIELD_PHRASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("pulmonary", "function"), ("pft",)), (("lung", "function"), ("pft",)),
     (("respiratory", "function"), ("pft",)), (("breathing", "test"), ("pft",)),
     (("lung", "capacity"), ("pft",)), (("body", "mass", "index"), ("bmi",)),
-    (("body", "mass"), ("bmi",)), (("tumor", "location"), ("tumor_location",)),
+    (("body", "mass"), ("bmi",)), (("body", "weight"), ("weight",)), (("tumor", "location"), ("tumor_location",)),
     (("location", "of", "the", "tumor"), ("tumor_location",)),
     (("location", "of", "tumor"), ("tumor_location",)),
     (("tumor", "site"), ("tumor_location",)), (("tumor", "position"), ("tumor_location",)),
