@@ -116,3 +116,24 @@ def test_pointing_something_out_to_the_room_is_out_of_scope(con: Console) -> Non
     before = con.snap
     assert con.say("See here, that's the upper lobe bronchus, look up at it") == []
     assert con.snap == before
+
+
+def test_a_framed_request_after_a_remark_in_its_own_sentence() -> None:
+    framed = unframe("Thank you so much. Could you also show the patient's age?")
+    assert framed is not None and framed.request == "also show the patient's age"
+    assert unframe("Nice. Show the CT.") is None
+
+
+@pytest.mark.parametrize(("before", "text", "expected"), [
+    (["show the patient info"], "and the age, no, the BMI",
+     [("IR.SHOW", {"fields": ["bmi"], "op": "add"})]),
+    (["show the 3D model"], "uh, the nodules, um, add those",
+     [("AR.SHOW", {"structures": ["lung_nodules"], "op": "add"})]),
+    (["show the 3D model"], "chuck the nodules and the RUL off",
+     [("AR.SHOW", {"structures": ["lung_nodules", "right_upper_lobe"], "op": "remove"})]),
+    (["show the patient info"], "whats the operation and the date",
+     [("IR.SHOW", {"fields": ["operation_date", "operation_name"]})]),
+])
+def test_lists_corrections_and_particles_said_loosely(con: Console, before: list[str],
+                                                      text: str, expected: list) -> None:
+    assert con.say_after(before, text) == expected

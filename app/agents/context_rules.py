@@ -70,6 +70,8 @@ from app.agents.lexicon import (
 from app.core.state import ConsoleState
 from app.language import words as language_words
 
+_GLUE_WORDS = {"and", "the", "a", "an", "then", "also", "too", "of", "on", "to", "in"}
+
 # Discourse markers ("nah, the other way") say nothing the amount and reversal rules read;
 # "right" may be a direction.
 _MARKERS = language_words("discourse_markers") - {"right"}
@@ -520,8 +522,9 @@ def _substitute(lx: GrammarTier, base: list[str], post: list[str], state: Consol
     for a in range(n):
         for b in range(a + 1, min(n, a + 4) + 1):
             span = base[a:b]
-            if "," in span or set(span) & _VERBISH:
-                continue
+            if "," in span or set(span) & _VERBISH or all(
+                    t in FILLER or t in _GLUE_WORDS for t in span):
+                continue  # a correction replaces what was said, not "and" or "the"
             cand = base[:a] + post + base[b:]
             d = lx.decide(" ".join(cand), state, memory)
             if d is None or not d.steps or d.confidence < lx.accept or \

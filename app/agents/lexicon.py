@@ -1428,8 +1428,10 @@ def ir_fields(c: Clause) -> list[str] | None:
             # date"): this one is the operation's name
             dated_elsewhere = any(toks[k] in OP_WORDS and toks[k + 1:k + 2] in (
                 ["date"], ["day"]) for k in range(len(toks)) if k != i)
+            # "the operation and the date": two fields, listed
+            listed = nxt in ("and", ",", "plus") and "date" in toks[i + 1:i + 4]
             if nxt in ("date", "day", "time", "scheduled") or (
-                    c.has("when", "date", "day") and not dated_elsewhere):
+                    c.has("when", "date", "day") and not dated_elsewhere and not listed):
                 out.append("operation_date")
                 c.use_words({"date", "day", "when", "scheduled", "time", "what"})
                 if c.has("name", "type", "planned", "kind"):
@@ -2352,7 +2354,7 @@ def _plan_size(steps: Sequence[Step]) -> int:
                for s in steps for v in dict(s.params).values())
 
 
-_SPLIT_OFF_VERBS = {"take", "get", "put", "move", "clear", "pull", "shift"}
+_SPLIT_OFF_VERBS = {"take", "get", "put", "move", "clear", "pull", "shift", "chuck", "knock"}
 _SPLIT_OFF_ENDS = (("off",), ("away",), ("out", "of", "the", "way"), ("out", "of", "view"),
                    ("off", "the", "screen"), ("off", "screen"), ("off", "the", "display"),
                    ("off", "the", "monitor"), ("away", "from", "the", "screen"))
@@ -2363,6 +2365,15 @@ def _hoist_particle(tokens: list[str]) -> list[str]:
     particle by a list of objects removes every object ("remove the ct and the patient
     info"); read clause by clause, the first object would be shown."""
     verb = next((i for i, t in enumerate(tokens) if t in _SPLIT_OFF_VERBS), None)
+    if verb is not None and "remove" in tokens[verb + 2:]:
+        # "chuck the nodules and the RUL off" ("RUL off" already read as "remove RUL"): the
+        # verb and its particle around a list remove every item
+        k = tokens.index("remove", verb + 2)
+        head = tokens[verb + 1:k]
+        while head and head[-1] == "the":
+            head = head[:-1]
+        if head and head[-1] == "and" and not set(head) & (_VERBISH | {","}):
+            return [*tokens[:verb], "remove", *tokens[verb + 1:k], *tokens[k + 1:]]
     if verb is not None and tokens[verb] in ("take", "get", "pull") and "out" in tokens[verb + 2:]:
         # "take the RLL out of the model": the verb and its particle around the object
         k = tokens.index("out", verb + 2)
@@ -2416,6 +2427,8 @@ def _drop_asides(tokens: list[str]) -> tuple[list[str], bool]:
             parts.append([])
         else:
             parts[-1].append(t)
+    # "uh, the nodules, um, add those": a part of fillers alone separates nothing
+    parts = [p for p in parts if any(t not in FILLER for t in p)] or parts
     def aside(part: list[str]) -> bool:
         core = [t for t in part if t not in ("and", "so", "now", "hmm", "okay", "ok", "well")]
         return any(tuple(core[:len(o)]) == o for o in _ASIDE_OPENERS) and \
@@ -2532,6 +2545,8 @@ def _front_object(tokens: list[str]) -> list[str]:
             parts.append([])
         else:
             parts[-1].append(t)
+    # "uh, the nodules, um, add those": a part of fillers alone separates nothing
+    parts = [p for p in parts if any(t not in FILLER for t in p)] or parts
     for k in range(len(parts) - 1):
         obj, verb = parts[k], parts[k + 1]
         core = [t for t in obj if t not in FILLER and t not in ("the", "a")]

@@ -85,6 +85,31 @@ def _relay_end(raw: list[tuple[str, int, int]], text: str, i: int) -> int:
 
 def unframe(text: str) -> Framed | None:
     """The request inside ``text``'s frame, or None when no frame wraps it."""
+    said = _last_sentence_request(text)
+    if said is not None:
+        return said
+    return _unframe(text)
+
+
+def _last_sentence_request(text: str) -> Framed | None:
+    """"Thank you so much. Could you also show the age?", "Hmm, that was one step too far.
+    Could we go back to where we were?": what was said before a framed request in a sentence
+    of its own is no part of it."""
+    cuts = [m.end() for m in re.finditer(r"[.?!;]+\s+(?=\S)", text)]
+    if not cuts:
+        return None
+    last = text[cuts[-1]:]
+    inner = _unframe(last)
+    if inner is None or inner.hedge:
+        return None
+    toks = [w for w, _, _ in _words_of(last)]
+    i = _lead_start(toks)
+    if _at(toks, i, "request_leads") < 0 and _relay_end(_words_of(last), last, i) < 0:
+        return None  # the last sentence has no frame of its own: the whole is read
+    return Framed(inner.request, f"{text[:cuts[-1]].strip()} … {inner.frame}")
+
+
+def _unframe(text: str) -> Framed | None:
     raw = _words_of(text)
     toks = [w for w, _, _ in raw]
     if len(toks) < 2:
