@@ -137,3 +137,22 @@ def test_a_framed_request_after_a_remark_in_its_own_sentence() -> None:
 def test_lists_corrections_and_particles_said_loosely(con: Console, before: list[str],
                                                       text: str, expected: list) -> None:
     assert con.say_after(before, text) == expected
+
+
+@pytest.mark.parametrize(("before", "text", "expected"), [
+    (["show the CT"], "Ehm... forward fifty.", [("IV.SHOW_MOVE", {"coronal": "+50"})]),
+    (["show the CT", "forward fifty"], "Too much. The other way.",
+     [("IV.SHOW_MOVE", {"coronal": "-50"})]),
+    (["show the CT"], "Dammit, way too far. Axial 90.", [("IV.SHOW_MOVE", {"axial": 90})]),
+    (["show the patient info"],
+     "Mamma mia, that's a lot. Just the age and the tumour site, please.",
+     [("IR.SHOW", {"fields": ["age", "sex", "tumor_location"]})]),
+    (["show the 3D model"], "left lung off",
+     [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "remove"})]),
+    (["show the 3D model"], "left view rotate up",
+     [("AR.SHOW", {"view": "left"}), ("AR.ROTATE", {"direction": "up"})]),
+    ([], "davinci, gimme the chart.", [("IR.SHOW", {})]),
+])
+def test_exclamations_and_remarks_before_a_request(con: Console, before: list[str], text: str,
+                                                   expected: list) -> None:
+    assert con.say_after(before, text) == expected

@@ -255,6 +255,7 @@ class FastInterpreter:
         return done(decision, True, False, "")
 
 
+_COURTESY = {"please", "thanks", "thank", "you", "cheers", "ta"}
 _CLAUSE_BREAK = re.compile(r"\s*[,.;:!?]+\s*|\s+-+\s+")
 _PRONOUN = re.compile(r"\b(it|them|that one)\b")
 _STRUCTURE = re.compile(r"\b(the )?((right|left) )?((upper|middle|lower) )?"
@@ -268,6 +269,8 @@ def closing_request(text: str) -> str | None:
     "add the middle lobe"). None otherwise. Only the clause is read; the interpreter still
     decides whether it is a command."""
     parts = [p for p in _CLAUSE_BREAK.split(text.strip().lower()) if p]
+    while len(parts) > 1 and set(parts[-1].split()) <= _COURTESY:
+        parts = parts[:-1]  # "..., just the age, please": the request is the part before
     if len(parts) < 2:
         return None
     tail, before = parts[-1], " ".join(parts[:-1])

@@ -1883,7 +1883,12 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     # slang for putting something on screen ("chuck the scan up", "whack the 3D model up")
     (r"\b(chuck|whack|slap|bung|shove)\b(?=.*\b(up|on)\b)", "bring"),
     (r"\bsm views\b|\bsml views\b", "small views"), (r"\brot\b", "rotate"),
-    # "RML off, LUL on": a structure or field switched off or on
+    # "RML off, LUL on": a structure or field switched off or on; "left lung off", "the right
+    # lower lobe on"
+    (r"\b((?:(?:left|right|both) )?(?:(?:upper|middle|lower) )?(?:lung|lungs|lobe|lobes)) off\b",
+     "remove \\1"),
+    (r"\b((?:(?:left|right|both) )?(?:(?:upper|middle|lower) )?(?:lung|lungs|lobe|lobes)) on\b"
+     r"(?= ?(,|$|please|too|again|now|as well))", "add \\1"),
     (r"\b(rul|rml|rll|lul|lll|nodules|nodule|airway|airways|trachea|bmi|pft|weight|height|age|"
      r"diagnosis|dx|comorbidities) off\b", "remove \\1"),
     (r"\b(rul|rml|rll|lul|lll|nodules|nodule|airway|airways|trachea|bmi|pft|weight|height|age|"
@@ -2591,6 +2596,9 @@ def _with_rotation(tokens: list[str]) -> list[str]:
     """"anterior view with a vertical spin": the view, and then the rotation (DESIGN §4: a
     view named together with a rotation is two actions in order)."""
     for k, t in enumerate(tokens):
+        if t in ("rotate", "spin", "turn", "swing") and k and tokens[k - 1] in ("view", "side") \
+                and set(tokens[:k]) & set(AR_VIEW_WORDS):
+            return [*tokens[:k], "and", *tokens[k:]]  # "left view rotate up"
         if t == "with" and k and set(tokens[k + 1:k + 4]) & _ROTATION_NOUNS and \
                 set(tokens[:k]) & ({"view", "side"} | set(AR_VIEW_WORDS)):
             rest = [x for x in tokens[k + 1:] if x not in ("a", "an", "the")]

@@ -138,6 +138,8 @@ def _punctuation(text: str) -> str:
                   text)
     # a sentence break inside the command is a pause ("that's the apex. the model now";
     # "a bit far forward; back by ten"; "wasn't it? put the PFT up")
+    # "ehm... forward fifty": a pause after a first word alone is a comma
+    text = re.sub(r"^\s*([a-z]+)\s*(?:\.{2,}|…)\s*(?=[a-z0-9])", r"\1, ", text)
     # "go right... sorry, left": a pause before a correction is a comma
     text = re.sub(r"(?<=[a-z0-9'])\s*(?:\.{2,}|…)\s*(?=(?:sorry|no|i mean|rather)\b)", ", ",
                   text)
