@@ -129,3 +129,28 @@ def test_things_the_console_does_not_have_are_out_of_scope(con: Console, text: s
     before = con.snap
     assert con.say(text) == []
     assert con.snap == before
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("First, show me the CT", [("IV.SHOW_MOVE", {})]),
+    ("The first thing I want is the coronal at 300", [("IV.SHOW_MOVE", {"coronal": 300})]),
+    ("davinci, first, sagittal 150", [("IV.SHOW_MOVE", {"sagittal": 150})]),
+    ("axial first", [("IV.SHOW_MOVE", {"axial": "min"})]),
+    ("coronal last slice", [("IV.SHOW_MOVE", {"coronal": "max"})]),
+])
+def test_first_and_last_move_only_when_attached(con: Console, text: str,
+                                                expected: list) -> None:
+    assert con.say(text) == expected
+
+
+def test_where_the_tumour_is_stays_the_patient_field_on_the_model(con: Console) -> None:
+    con.say("show the 3D model")
+    assert con.say("where is the tumour") == [("IR.SHOW", {"fields": ["tumor_location"]})]
+
+
+def test_a_side_said_once_goes_with_each_lobe(con: Console) -> None:
+    con.say_after(["show the 3D model", "show all the lobes"], "hide the right middle and "
+                                                                "lower lobes")
+    assert con.last is not None
+    assert con.last.decision.steps[0].params["structures"] == ["right_lower_lobe",
+                                                               "right_middle_lobe"]

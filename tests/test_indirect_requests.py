@@ -156,3 +156,13 @@ def test_lists_corrections_and_particles_said_loosely(con: Console, before: list
 def test_exclamations_and_remarks_before_a_request(con: Console, before: list[str], text: str,
                                                    expected: list) -> None:
     assert con.say_after(before, text) == expected
+
+
+@pytest.mark.parametrize("text", ["Nice anatomy, see how the bronchus branches here?",
+                                  "That's the right main bronchus. You take it from behind, "
+                                  "posterior first"])
+def test_teaching_the_room_is_out_of_scope(con: Console, text: str) -> None:
+    con.say("show the 3D model")
+    before = con.snap
+    assert con.say(text) == []
+    assert con.snap == before

@@ -582,6 +582,23 @@ def _last_sign(ctx: _Ctx, plane: str) -> int:
     return 1
 
 
+_POSITION_NOUNS = {"slice", "slices", "image", "images", "plane", "position", "level", "cut",
+                   "section", "one"}
+
+
+def _ordinal_attached(toks: list[str], i: int) -> bool:
+    """DESIGN §4: "first" / "last" name a slice only attached to a plane, a slice noun or a
+    target ("the first slice", "axial last", "go to the first"); "first, show me the CT" and
+    "the first thing I want" move nothing."""
+    nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    prev = toks[i - 1] if i else ""
+    before = toks[i - 2] if i > 1 else ""
+    if nxt in ("thing", "things", "command", "time", "of", ","):
+        return False
+    return nxt in _POSITION_NOUNS or nxt in PLANE_WORDS or prev in PLANE_WORDS or \
+        prev in ("to", "at") or prev == "the" and before in ("to", "at")
+
+
 def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     """Slice moves named in a clause: {plane: int | "+N" | "-N" | "middle"/"max"/"min"}."""
     toks = c.toks
@@ -740,7 +757,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             # (or as the target of a direction: "go up to the end")
         elif t in NAMED_POS and not (t in ("top", "bottom") and nxt in ("view",)) and not (
                 t in ("middle", "mid", "lower", "upper") and nxt in ("lobe", "lobes")) and not (
-                t in ("first", "last") and nxt in ("command", "one", "time")):
+                t in ("first", "last") and not _ordinal_attached(toks, i)):
             c.use(i)
             k = i - 1
             while k >= 0 and (toks[k] in _APPROXIMATORS or toks[k] == "the"):
@@ -1854,7 +1871,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1 would like"),
     # an intensifier before a named position adds nothing ("bang in the middle", "dead centre")
     (r"\b(bang|slap|smack|dead|spot|smack bang|right|exactly|precisely) (in |on |at )?(the )?"
-     r"(middle|centre|center|midline)\b", "to the \\4"),
+     r"(middle|centre|center|midline)\b(?! (lobe|lobes)\b)(?! (and|or|plus) (upper|lower)\b)",
+     "to the \\4"),
     # degree nouns are "a bit" ("up a touch", "a tad to the left", "down a notch"); an
     # intensifier before a comparative or direction, or "still" after one, adds nothing
     (r"\ba (touch|tad|smidge|smidgen|hair|fraction|notch|wee bit|little bit|tiny bit)\b",
@@ -2589,6 +2607,17 @@ def _drop_passive_modal(tokens: list[str]) -> list[str]:
     return out
 
 
+def _side_over_lobes(tokens: list[str]) -> list[str]:
+    """"the right middle and lower lobes": the side said once goes with each lobe listed."""
+    out = list(tokens)
+    for k in range(len(out) - 4):
+        side, a, conj, b, noun = out[k:k + 5]
+        if side in ("left", "right") and a in LOBE_POS and conj in ("and", "or", "plus") and \
+                b in LOBE_POS and noun in ("lobe", "lobes"):
+            return [*out[:k], side, a, "lobe", conj, side, b, "lobe", *out[k + 5:]]
+    return out
+
+
 _ROTATION_NOUNS = {"spin", "rotation", "turn", "swing", "twist", "orbit"}
 
 
@@ -2609,8 +2638,9 @@ def _with_rotation(tokens: list[str]) -> list[str]:
 
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
-    return _with_rotation(_drop_passive_modal(_front_object(_drop_discourse(_join_adjective_pairs(
-        _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text))))))))))
+    return _side_over_lobes(_with_rotation(_drop_passive_modal(_front_object(_drop_discourse(
+        _join_adjective_pairs(
+            _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text)))))))))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
@@ -2875,11 +2905,10 @@ class GrammarTier:
     def _route(self, c: Clause, intent: str, before: list[RoutedClause], state: ConsoleState,
                memory: Memory) -> tuple[str | None, str]:
         scores = agent_scores(c.words)
-        # the tumour question goes to the model when the model is what is being used
-        if scores.pop("tumor_q", 0) and (memory.last_agent or state.agent) == "AR" \
-                and state.ar.visible:
-            scores["AR"] += 3
-            scores["IR"] = 0
+        # DESIGN §4: "where the tumour is" is the patient field, whichever display is in use
+        # (the nodules in the model are named as such: "the tumour in the model")
+        if scores.pop("tumor_q", 0):
+            scores["AR"] = max(0.0, scores["AR"] - 3)
         # plain directions and numbers hint at the CT
         words = c.words
         weak_iv = sum(1 for i, t in enumerate(words) if t in DIRECTIONS or (
