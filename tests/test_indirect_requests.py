@@ -159,8 +159,7 @@ def test_exclamations_and_remarks_before_a_request(con: Console, before: list[st
 
 
 @pytest.mark.parametrize("text", ["Nice anatomy, see how the bronchus branches here?",
-                                  "That's the right main bronchus. You take it from behind, "
-                                  "posterior first"])
+                                  "look how the vessel runs behind the bronchus"])
 def test_teaching_the_room_is_out_of_scope(con: Console, text: str) -> None:
     con.say("show the 3D model")
     before = con.snap

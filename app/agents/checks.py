@@ -264,7 +264,8 @@ _DISPLAY_NAMES = {"IR": "patient information", "IV": "CT", "AR": "3D model"}
 
 # Verbs that make words a request to the console even amid talk to the room.
 _CONSOLE_VERBS = {"show", "display", "hide", "remove", "zoom", "rotate", "spin", "move", "scroll",
-                  "enlarge", "reset", "add", "bring", "put", "davinci", "open", "close", "go"}
+                  "enlarge", "reset", "add", "bring", "put", "davinci", "open", "close", "go",
+                  "make", "clear", "take"}
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,.;:!?]")
 
 

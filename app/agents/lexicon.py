@@ -2908,7 +2908,12 @@ class GrammarTier:
         # DESIGN §4: "where the tumour is" is the patient field, whichever display is in use
         # (the nodules in the model are named as such: "the tumour in the model")
         if scores.pop("tumor_q", 0):
-            scores["AR"] = max(0.0, scores["AR"] - 3)
+            if not set(c.words) & {"tumor", "tumors", "cancer"} and \
+                    (memory.last_agent or state.agent) == "AR" and state.ar.visible:
+                scores["AR"] += 3  # "where's the nodule?" on the model: the model's nodules
+                scores["IR"] = 0
+            else:
+                scores["AR"] = max(0.0, scores["AR"] - 3)
         # plain directions and numbers hint at the CT
         words = c.words
         weak_iv = sum(1 for i, t in enumerate(words) if t in DIRECTIONS or (
