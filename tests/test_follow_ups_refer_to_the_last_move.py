@@ -154,3 +154,22 @@ def test_a_side_said_once_goes_with_each_lobe(con: Console) -> None:
     assert con.last is not None
     assert con.last.decision.steps[0].params["structures"] == ["right_lower_lobe",
                                                                "right_middle_lobe"]
+
+
+def test_a_bare_zoom_takes_the_plane_moved_after_the_last_zoom(con: Console) -> None:
+    for text in ["show the ct", "zoom in", "zoom out", "axial up 20", "sagittal 200",
+                 "left left left"]:
+        con.say(text)
+    con.say("zoom in")
+    assert con.snap["iv"]["main"] == "sagittal"
+
+
+def test_a_remark_then_back_to_where_we_were(con: Console) -> None:
+    con.say_after(["show the CT", "show the sagittal at the maximum"],
+                  "Hmm, that's the very edge. Take it back to where we were.")
+    assert con.snap["iv"]["pos"]["sagittal"] == 256
+
+
+def test_a_window_nobody_named_is_refused() -> None:
+    assert ungrounded([Step("IV.SHOW_MOVE", {"window": "mediastinum"})],
+                      ["show", "the", "spirometry", "results"]) is not None

@@ -165,3 +165,15 @@ def test_teaching_the_room_is_out_of_scope(con: Console, text: str) -> None:
     before = con.snap
     assert con.say(text) == []
     assert con.snap == before
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Actually, take the airway off, it's rather in the way.",
+     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]),
+    ("tracheo bronchial on", [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})]),
+    ("first, we take down the inferior pulmonary ligament, okay, so the lobe can come up", []),
+])
+def test_asides_split_words_and_surgical_acts(con: Console, text: str, expected: list) -> None:
+    con.say_after(["show the 3D model", "remove the airway"] if "on" in text.split()
+                  else ["show the 3D model"], "zoom out")
+    assert con.say(text) == expected

@@ -185,6 +185,7 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         SIGN_WORDS,
         STOP_WORDS_ROT,
         STRUCT_WORDS,
+        WINDOWS,
     )
 
     toks = {t.lower() for t in tokens}
@@ -213,6 +214,8 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
                 return why
         if "view" in p and not toks & (set(AR_VIEW_WORDS) | _VIEW_NOUNS):
             return "a 3D view nobody named"
+        if p.get("window") and not toks & (set(WINDOWS) | {"window", "preset", "windows"}):
+            return "a CT window nobody named"
         if action in ("ZOOM_IN", "ZOOM_OUT") and not toks & _ZOOM_WORDS:
             return "a zoom nobody asked for"
         if action == "ZOOM_IN_MOVE" and not toks & (_ZOOM_WORDS | {"main", "one", "only"}):

@@ -100,6 +100,13 @@ class FastInterpreter:
         return max([self.accept, *(getattr(t, "consult_below", self.accept) for t in self.tiers)])
 
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
+        tail = closing_request(text or "")
+        if tail is not None and is_undo(tokens_of(normalize(tail))):
+            # "Hmm, that's the very edge. Take it back to where we were.": the remark before
+            # an undo is no part of it
+            again = self._interpret_said(tail, state, memory)
+            if again.valid and again.decision.undo:
+                return replace(again, raw=text or "")
         framed = unframe(text or "")
         if framed is None:
             return self._interpret_said(text, state, memory)

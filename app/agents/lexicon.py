@@ -2428,7 +2428,8 @@ def _hoist_particle(tokens: list[str]) -> list[str]:
 # Openers of an explanation said next to a request ("..., which means the vessels are lower",
 # "that is where the bronchus branches", "these matter for the risk", "I am wondering about
 # the lower lobe, so ..."): such a part asks for nothing, even when it names console things.
-_ASIDE_OPENERS = (("which",), ("this", "is"), ("these",), ("those",), ("that", "is", "where"),
+_ASIDE_OPENERS = (("which",), ("this", "is"), ("it", "is", "rather"), ("it", "is", "in"),
+                  ("it", "is", "getting"), ("it", "is", "blocking"), ("these",), ("those",), ("that", "is", "where"),
                   ("that", "is", "why"), ("that", "is", "how"), ("it", "is", "where"),
                   ("because",), ("since",), ("as", "you", "can", "see"), ("i", "am", "wondering"),
                   ("i", "wonder"), ("so", "the"), ("the", "first", "thing"),

@@ -141,7 +141,9 @@ def _iv_show_move(state: ConsoleState, p: dict[str, Any]) -> Outcome:
     new = replace(
         iv, mode=mode, main=main, pos=tuple((pl, pos[pl]) for pl in PLANES),
         last_moved=moved[-1] if moved else iv.last_moved,
-        last_main=main or iv.last_main,
+        # DESIGN §4: a bare "zoom in" takes the plane moved or zoomed most recently, so a move
+        # in the small views is more recent than the plane zoomed before it
+        last_main=main or (None if moved else iv.last_main),
         window=p.get("window", iv.window),
     )
     msg = f"CT: {_pos_text(pos, moved)}." if moved else "CT views shown."

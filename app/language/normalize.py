@@ -958,7 +958,8 @@ _OUT_OF_SCOPE: list[tuple[str, str]] = [
      r"endo ?bag|instrument\w*|drape\w*|tray|swab\w*|tie|knot\w*|hemostat\w*|ultrasonic|"
      r"wrists?|jaws?|needle driver\w*",
      "surgical instruments and supplies are not controlled here"),
-    (r"retract\w*|dissect\w*|ligat\w*|cauteri\w*|coagulat\w*|transect\w*|resect\w*|"
+    (r"(?:take|taking) down (?:the |that |this )?(?:\w+ ){0,2}(?:ligament|vein|artery|vessel|"
+     r"pleura|fissure|adhesions?)|retract\w*|dissect\w*|ligat\w*|cauteri\w*|coagulat\w*|transect\w*|resect\w*|"
      r"excis\w*|incis\w*|divide|dividing|grasp|grab|grabbing|sew|sewing|inject\w*|cut the|"
      r"cut this|cutting|burn\w*|seal the|seal it|fire the|fire it|tying|exchange the|"
      r"biops\w*|collaps\w*|open the chest|close the chest|convert to open|"
