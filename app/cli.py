@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_case_command(args.path, as_json=args.json)
     if args.command == "models":
-        from app.data.models import run_models_command
+        from app.runtime.models import run_models_command
 
         return run_models_command(check=args.check, manifest=args.manifest, only=args.only)
     if args.command == "demo":

@@ -376,7 +376,7 @@ def test_decide_streaming_stops_emitting_at_an_invalid_step() -> None:
 def real_runtime(tmp_path_factory: pytest.TempPathFactory) -> LocalLlama:
     """The default packaged model, loaded once per test session (shared by make_runtime)."""
     pytest.importorskip("llama_cpp")
-    from app.data.models import ModelUnavailable, model_path
+    from app.runtime.models import ModelUnavailable, model_path
 
     try:
         model_path(DEFAULT_MODEL_ID)
@@ -450,7 +450,7 @@ def test_llama_cpp_server_with_the_small_model(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
     for mod in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
         pytest.importorskip(mod, reason="llama-cpp-python[server] extras are not installed")
-    from app.data.models import ModelUnavailable, model_path
+    from app.runtime.models import ModelUnavailable, model_path
 
     try:
         gguf = model_path(FAST_MODEL_ID)

@@ -1,4 +1,4 @@
-"""Model manifest, assembly and verification (app/data/models.py, DESIGN §6).
+"""Model manifest, assembly and verification (app/runtime/models.py, DESIGN §6).
 
 The fast tests build small fake "model part" packages in tmp_path (real dist-info metadata and
 modules with get_part_path(), found through importlib like the real ones) and a manifest that
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.data import models as M
+from app.runtime import models as M
 
 PREFIX = "visa_fake_part"
 

@@ -263,7 +263,7 @@ def test_real_window_answers_a_fast_command_within_5_s_while_the_llm_warms(qtbot
                                                                           monkeypatch):
     """Window creation → first typed fast-tier command answered, with the real tiers warming
     (the real demo case loads too; typed commands wait for it). The issue asks for ≤ 5 s."""
-    from app.data.models import model_path
+    from app.runtime.models import model_path
 
     try:
         if not model_path("qwen2.5-coder-1.5b").is_file():

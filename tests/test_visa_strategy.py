@@ -245,7 +245,7 @@ def test_warm_lists_every_visa_stage() -> None:
 def real_runtime(tmp_path_factory: pytest.TempPathFactory) -> LocalLlama:
     """The default packaged model, loaded once per test session (shared by make_runtime)."""
     pytest.importorskip("llama_cpp")
-    from app.data.models import ModelUnavailable, model_path
+    from app.runtime.models import ModelUnavailable, model_path
 
     try:
         model_path(DEFAULT_MODEL_ID)

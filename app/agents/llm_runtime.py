@@ -416,7 +416,7 @@ class LocalLlama:
     @property
     def model_file(self) -> Path:
         if self._model_file is None:
-            from app.data.models import model_path
+            from app.runtime.models import model_path
 
             self._model_file = model_path(self.model_id)
         return self._model_file

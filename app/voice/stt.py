@@ -410,7 +410,7 @@ def get_model(model: str = DEFAULT_MODEL, cpu_threads: int = 2) -> Any:
         try:
             from faster_whisper import WhisperModel  # noqa: PLC0415
 
-            from app.data.models import model_path  # noqa: PLC0415
+            from app.runtime.models import model_path  # noqa: PLC0415
 
             path = Path(model) if Path(model).is_dir() else model_path(mid)
             m = WhisperModel(str(path), device="cpu", compute_type="int8",

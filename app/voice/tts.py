@@ -83,7 +83,7 @@ class PiperEngine:
 
                 path = self.model
                 if path is None:
-                    from app.data.models import model_path  # noqa: PLC0415
+                    from app.runtime.models import model_path  # noqa: PLC0415
 
                     path = str(model_path("piper-joe-medium"))
                 self._voice = PiperVoice.load(str(path))
@@ -156,7 +156,7 @@ def make_engine(engine: str = "auto") -> TtsEngine:
     if engine in ("auto", "piper"):
         try:
             e = PiperEngine()
-            from app.data.models import model_path  # noqa: PLC0415
+            from app.runtime.models import model_path  # noqa: PLC0415
 
             model_path("piper-joe-medium")  # the voice must be installed too
             return e

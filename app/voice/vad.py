@@ -56,7 +56,7 @@ def silero_model_file(path: str | Path | None = None) -> Path:
     if path is not None:
         p = Path(path)
     else:
-        from app.data.models import model_path  # noqa: PLC0415
+        from app.runtime.models import model_path  # noqa: PLC0415
 
         p = Path(model_path("silero-vad"))
     if p.is_dir():
