@@ -173,3 +173,14 @@ def test_a_remark_then_back_to_where_we_were(con: Console) -> None:
 def test_a_window_nobody_named_is_refused() -> None:
     assert ungrounded([Step("IV.SHOW_MOVE", {"window": "mediastinum"})],
                       ["show", "the", "spirometry", "results"]) is not None
+
+
+def test_a_correction_is_checked_against_the_corrected_words(con: Console) -> None:
+    con.say("show the CT")
+    assert con.say("Zoom in on the sagittal. Actually no, just go to the small views.") == [
+        ("IV.ZOOM_OUT", {})]
+
+
+def test_directions_said_again_after_no_replace_the_first(con: Console) -> None:
+    con.say("show the CT")
+    assert con.say("up up up no up up") == [("IV.SHOW_MOVE", {"axial": "+20"})]

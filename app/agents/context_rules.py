@@ -52,6 +52,7 @@ from app.agents.lexicon import (
     _is_statement,
     _kinds,
     _move_kinds,
+    _only_directions,
     _only_side,
     _other_side,
     _plan_size,
@@ -473,6 +474,8 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
         post = ["opposite"]  # "no, the other side"
     if not post:
         return (pre, None) if pre else None
+    if pre and _only_directions(pre) and _only_directions(post):
+        return post, None  # "up up up no up up": the directions said again, as meant
     core = [t for t in post if t not in FILLER]
     if "opposite" in core and pre and set(core) <= {"opposite", "way", "direction", "go"}:
         # "rotate left, no, the other way": what was just said, reversed

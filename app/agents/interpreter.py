@@ -198,6 +198,11 @@ class FastInterpreter:
         analysis = self.lexicon.analyse(fixed.text, state, memory)
         t5 = time.perf_counter()
         toks = tokens_of(fixed.text)
+        if "self_correction" in analysis.rules and analysis.rewritten and \
+                analysis.replaces is None:
+            # "zoom in on the sagittal, actually no, just the small views": the checks read
+            # the words as corrected, not the ones taken back
+            toks = tokens_of(analysis.rewritten)
         decision = checked(self.lexicon.decide_from(analysis, state, memory), toks)
         t6 = time.perf_counter()
         considered: list[Decision] = []
