@@ -184,3 +184,14 @@ def test_a_correction_is_checked_against_the_corrected_words(con: Console) -> No
 def test_directions_said_again_after_no_replace_the_first(con: Console) -> None:
     con.say("show the CT")
     assert con.say("up up up no up up") == [("IV.SHOW_MOVE", {"axial": "+20"})]
+
+
+@pytest.mark.parametrize(("before", "text", "expected"), [
+    (["show the patient info", "whats the tumor location"], "gender to",
+     [("IR.SHOW", {"fields": ["age", "sex"], "op": "add"})]),
+    (["show the ct", "sagittal to three hundred"], "Actually make that 320",
+     [("IV.SHOW_MOVE", {"sagittal": 320})]),
+])
+def test_recogniser_slips_in_follow_ups(con: Console, before: list[str], text: str,
+                                        expected: list) -> None:
+    assert con.say_after(before, text) == expected

@@ -2346,7 +2346,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
         elif t == "sorry" and after_pause and nxt == "," and i + 2 < n:
             found = (i, i + 2)
-        elif (t, nxt) in _CORRECTION_PAIRS and after_pause:
+        elif (t, nxt) in _CORRECTION_PAIRS and (after_pause or tokens[i - 1] in (
+                "actually", "sorry", "oh", "wait", "no", "nah")):  # "actually make that 320"
             if t == "make" and not (i + 2 < n and (tokens[i + 2] == "the" or
                                                    _is_num(tokens[i + 2]))):
                 continue
@@ -2637,11 +2638,23 @@ def _with_rotation(tokens: list[str]) -> list[str]:
     return tokens
 
 
+_TOO_AFTER = set(FIELD_WORDS) | set(STRUCT_WORDS) | {"ct", "scan", "model", "3d", "chart", "info",
+                                                     "information", "box", "lobe", "lung"}
+
+
+def _closing_too(tokens: list[str]) -> list[str]:
+    """"gender to", "the nodules to": a closing "to" after a thing named is "too" (a
+    recogniser writes the sound both ways; no command ends in "to")."""
+    if len(tokens) > 1 and tokens[-1] == "to" and tokens[-2] in _TOO_AFTER:
+        return [*tokens[:-1], "too"]
+    return tokens
+
+
 def _prepare(text: str) -> list[str]:
     """The tokens the grammar reads for a corrected command."""
-    return _side_over_lobes(_with_rotation(_drop_passive_modal(_front_object(_drop_discourse(
+    return _closing_too(_side_over_lobes(_with_rotation(_drop_passive_modal(_front_object(_drop_discourse(
         _join_adjective_pairs(
-            _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text)))))))))))
+            _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text))))))))))))
 
 
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
