@@ -2442,18 +2442,23 @@ _REQUEST_VERBS = SHOW_VERBS - {"see", "view", "look", "visible", "remind", "wher
     RESET_VERBS | ROTATE_VERBS | MOVE_VERBS - {"come", "head", "go"} | {"zoom", "add", "enlarge"}
 
 
-def _drop_asides(tokens: list[str]) -> tuple[list[str], bool]:
-    """Drop explanation parts next to a request; (tokens, whether any part was dropped)."""
-    if "," not in tokens:
-        return tokens, False
+def _comma_parts(tokens: list[str]) -> list[list[str]]:
+    """The parts of a command between commas; a part of fillers alone separates nothing
+    ("uh, the nodules, um, add those")."""
     parts: list[list[str]] = [[]]
     for t in tokens:
         if t == ",":
             parts.append([])
         else:
             parts[-1].append(t)
-    # "uh, the nodules, um, add those": a part of fillers alone separates nothing
-    parts = [p for p in parts if any(t not in FILLER for t in p)] or parts
+    return [p for p in parts if any(t not in FILLER for t in p)] or parts
+
+
+def _drop_asides(tokens: list[str]) -> tuple[list[str], bool]:
+    """Drop explanation parts next to a request; (tokens, whether any part was dropped)."""
+    if "," not in tokens:
+        return tokens, False
+    parts = _comma_parts(tokens)
     def aside(part: list[str]) -> bool:
         core = [t for t in part if t not in ("and", "so", "now", "hmm", "okay", "ok", "well")]
         return any(tuple(core[:len(o)]) == o for o in _ASIDE_OPENERS) and \
@@ -2564,14 +2569,7 @@ def _front_object(tokens: list[str]) -> list[str]:
     a verb with a pronoun is moved; anything else is left as said."""
     if "," not in tokens:
         return tokens
-    parts: list[list[str]] = [[]]
-    for t in tokens:
-        if t == ",":
-            parts.append([])
-        else:
-            parts[-1].append(t)
-    # "uh, the nodules, um, add those": a part of fillers alone separates nothing
-    parts = [p for p in parts if any(t not in FILLER for t in p)] or parts
+    parts = _comma_parts(tokens)
     for k in range(len(parts) - 1):
         obj, verb = parts[k], parts[k + 1]
         core = [t for t in obj if t not in FILLER and t not in ("the", "a")]
