@@ -91,3 +91,33 @@ def test_a_broken_hospital_file_says_which_and_why_and_the_console_keeps_working
     assert con.snap["iv"]["mode"] == "small_views"
     with pytest.raises(language.LanguageError, match="no word class"):
         language.words("no_such_class")
+
+
+def test_a_hospital_adds_a_semantic_phrasing_without_python(hospital_words: Path) -> None:
+    from app.language.exemplars import exemplar_records
+
+    ours = {r.key: r for r in exemplar_records()}
+    assert "pop the scan up" not in ours["iv.show"].phrases
+    (hospital_words / "exemplars.toml").write_text(
+        '[[intent]]\nkey = "iv.show"\nphrases = ["pop the scan up"]\n\n'
+        '[[intent]]\nkey = "oos.suction"\nagent = "OOS"\nkind = "oos"\n'
+        'phrases = ["suction here please"]\n', encoding="utf-8")
+    language.reload()
+    theirs = {r.key: r for r in exemplar_records()}
+    assert theirs["iv.show"].phrases[-1] == "pop the scan up"
+    assert theirs["iv.show"].phrases[:-1] == ours["iv.show"].phrases
+    assert theirs["oos.suction"].agent == "OOS"
+    assert language.problems() == []
+
+
+def test_a_broken_hospital_exemplar_file_is_left_out_with_the_reason(
+        hospital_words: Path) -> None:
+    from app.language.exemplars import exemplar_records
+
+    (hospital_words / "exemplars.toml").write_text(
+        '[[intent]]\nkey = "brand.new"\nphrases = ["do the thing"]\n', encoding="utf-8")
+    language.reload()
+    keys = {r.key for r in exemplar_records()}
+    assert "brand.new" not in keys and "iv.show" in keys
+    found = language.problems()
+    assert len(found) == 1 and "brand.new" in found[0] and "kind" in found[0]

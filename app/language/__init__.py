@@ -42,8 +42,11 @@ _PROBLEMS: list[str] = []
 
 def problems() -> list[str]:
     """Why a hospital's language file was left out, in plain words (empty when all is well)."""
+    from app.language.exemplars import exemplar_records  # imports this module
+
     _classes()
     _rewrites()
+    exemplar_records()
     return list(_PROBLEMS)
 
 
@@ -82,6 +85,9 @@ def reload() -> None:
     _classes.cache_clear()
     _phrases.cache_clear()
     _rewrites.cache_clear()
+    from app.language.exemplars import exemplar_records  # imports this module
+
+    exemplar_records.cache_clear()
 
 
 def words(name: str) -> frozenset[str]:
