@@ -324,13 +324,16 @@ def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
     if not r.statement:
         return False
     tokens = r.tokens
-    cut = tokens.index(",") if "," in tokens else -1
-    rest = tokens[cut + 1:] if cut >= 0 else []
-    while rest and rest[0] == ",":
-        rest = rest[1:]
-    if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS)) and not _is_statement(rest):
-        r.tokens, r.statement = _with_referent(rest, tokens[:cut]), False
-        return True
+    # the request starts after the first pause that leaves one ("well shoot, that is not
+    # right, give me the surgical view")
+    for cut in (i for i, t in enumerate(tokens) if t == ","):
+        rest = tokens[cut + 1:]
+        while rest and rest[0] == ",":
+            rest = rest[1:]
+        if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS)) and \
+                not _is_statement(rest):
+            r.tokens, r.statement = _with_referent(rest, tokens[:cut]), False
+            return True
     return False
 
 
@@ -405,7 +408,9 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule("complaint", complaint, ((("show the 3d model",), "the model is too small"),),
          rewrites=True),
     Rule("remark_before_request", remark_before_request, (
-        (("show the 3d model",), "that view is perfect, now zoom in"),), rewrites=True),
+        (("show the 3d model",), "that view is perfect, now zoom in"),
+        (("show the 3d model", "show the inferior view"),
+         "well shoot, that is not right, give me the surgical view")), rewrites=True),
 )
 
 

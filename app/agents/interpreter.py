@@ -285,7 +285,10 @@ def closing_request(text: str) -> str | None:
         parts = parts[:-1]  # "..., just the age, please": the request is the part before
     if len(parts) < 2:
         return None
-    tail, before = parts[-1], " ".join(parts[:-1])
+    k = len(parts) - 1
+    while k > 1 and parts[k - 1] == parts[-1]:
+        k -= 1  # "Hmm, too far. Left, left": a repeated step counts, so all of it is the tail
+    tail, before = ", ".join(parts[k:]), " ".join(parts[:k])
     if not has_any(_CLAUSE_BREAK.sub(" ", before.replace("’", "'")).split(), "musing_markers"):
         return None  # the words before do not muse: an instruction to someone else
     named = list(_STRUCTURE.finditer(before))

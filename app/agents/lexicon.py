@@ -2185,13 +2185,21 @@ def _is_statement(tokens: list[str]) -> bool:
     """Is the command's first part a statement rather than a request (see above)?"""
     if len(tokens) > 2 and tokens[0] in _ATTENTION_WORDS and tokens[1] == ",":
         return _is_statement(tokens[2:])  # "See, the tumour sits right at the top ..."
+    if "," in tokens:
+        cut = tokens.index(",")
+        if 0 < cut < len(tokens) - 1 and set(tokens[:cut]) <= language_words(
+                "discourse_markers"):
+            return _is_statement(tokens[cut + 1:])  # "Well shoot, that is not right, ..."
     first: list[str] = []
     for t in tokens:
         if t == ",":
             break
         first.append(t)
-    if not first or set(first) & _STATEMENT_QUESTION_WORDS or {"not", "enough"} & set(first):
+    negated_need = "not" in first and bool(set(first) & {
+        "needed", "required", "necessary", "wanted", "need", "want", "useful", "helpful"})
+    if not first or set(first) & _STATEMENT_QUESTION_WORDS or negated_need or "enough" in first:
         # a question, a negated request ("the CT is not needed"), or "that's enough X"
+        # ("that is not right" stays a remark)
         return False
     if first[0] in _SUBJECT_DETERMINERS:
         for t in first[1:8]:

@@ -110,6 +110,11 @@ def _phrases(name: str) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(e.split()) for e in words(name)), key=len, reverse=True))
 
 
+def phrases(name: str) -> tuple[tuple[str, ...], ...]:
+    """The class's entries as token tuples, longest first."""
+    return _phrases(name)
+
+
 def matches(tokens: Sequence[str], name: str) -> list[tuple[int, int]]:
     """(start, end) token spans of the class's words and phrases, longest first at a start."""
     phrases = _phrases(name)
@@ -151,6 +156,12 @@ def _rewrites() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
             _left_out(exc)
     out.sort(key=lambda fr: len(fr[0]), reverse=True)  # longest phrase first
     return tuple(out)
+
+
+def word_rewrites() -> dict[str, tuple[str, ...]]:
+    """The rewrites of a single word ("ya" → "you", "naw" → "no"), for readers that keep each
+    word's place in the text (the request frames)."""
+    return {f[0]: t for f, t in _rewrites() if len(f) == 1}
 
 
 def rewrite(tokens: Sequence[str]) -> list[str]:

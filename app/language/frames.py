@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.language import matches, words
+from app.language import matches, word_rewrites, words
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 # Contractions as the frames are written (the interpreter's normaliser expands them the same way)
@@ -21,7 +21,7 @@ _CONTRACTIONS = {"n't": ("not",), "'s": ("is",), "'d": ("would",), "'re": ("are"
                  "'m": ("am",), "'ll": ("will",), "'ve": ("have",)}
 _COURTESY = {"please", "thanks", "thank", "you"}
 _IRREGULAR = {"can't": ("can", "not"), "won't": ("will", "not"), "let's": ("let", "us"),
-              "shan't": ("shall", "not")}
+              "shan't": ("shall", "not"), "ain't": ("is", "not")}
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,12 @@ class Framed:
 def _words_of(text: str) -> list[tuple[str, int, int]]:
     """Lower-case words with the character span each came from (a contraction gives two)."""
     out: list[tuple[str, int, int]] = []
+    regional = word_rewrites()
     for m in _WORD.finditer(text):
         w = m.group(0).lower().replace("’", "'")
+        if w in regional:
+            out += [(p, m.start(), m.end()) for p in regional[w]]
+            continue
         if w in _IRREGULAR:
             out += [(p, m.start(), m.end()) for p in _IRREGULAR[w]]
             continue

@@ -23,7 +23,7 @@ import jellyfish
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from app.language import replace_phrases, rewrite
+from app.language import phrases, replace_phrases, rewrite
 from app.language import words as language_words
 
 # ---------------------------------------------------------------------------------------------
@@ -86,6 +86,9 @@ _CONTRACTIONS = [
     (re.compile(r"\b(can)'?t\b"), r"\1 not"),
     (re.compile(r"\bwon'?t\b"), "will not"),
     (re.compile(r"\bshan't\b"), "shall not"),
+    (re.compile(r"\bain'?t\b"), "is not"),
+    # a dropped g ("mornin'", "goin' up", "darlin'"): the word as written in full
+    (re.compile(r"\b([a-z]{2,}in)'(?=[\s,.!?;:]|$)"), r"\1g"),
     (re.compile(r"\blet's\b"), "let us"),
     (re.compile(r"\b(\w+)n't\b"), r"\1 not"),
     (re.compile(r"\b(what|where|how|who|it|that|there|here|which|when|why)'s\b"), r"\1 is"),
@@ -652,7 +655,7 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
 
 def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Remove a leading wake word ("davinci", "da vinci", "the vinci", "hey davinci")."""
-    for start in range(0, min(5, len(tokens))):
+    for start in range(0, min(8, len(tokens))):
         if start and tokens[start - 1] not in _WAKE_FILLERS:
             break
         for width in (1, 2, 3):
@@ -704,38 +707,19 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
 # Lead-ins before the request itself: a time clause ("before we dock, ..."), an aside
 # ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
 # the last step ("that's too much, go down three"). Dropped only when a request follows.
-_LEAD_OPENERS = {"okay", "ok", "so", "right", "alright", "now", "and", "um", "uh", "sorry",
-                 "team", "everyone", "everybody", "guys", "folks", "all", "people"}
-_LEAD_CLAUSES = (("good", "morning"), ("good", "afternoon"), ("good", "evening"), ("morning",),
-                 ("hello",), ("hi",), ("hey",), ("hello", "everyone"), ("morning", "all"),
-                 ("moving", "on"), ("next",), ("next", "thing"), ("see", "how"),
-                 ("look", "how"), ("notice", "how"), ("you", "can", "see"),
-                 ("before", "we"), ("after", "we"), ("while", "we"), ("once", "we"),
-                 ("when", "we"), ("one", "more", "thing"), ("one", "last", "thing"),
-                 ("another", "thing"), ("quick", "question"), ("while", "you", "are", "at", "it"),
-                 ("if", "you", "get", "a", "chance"), ("when", "you", "get", "a", "chance"),
-                 ("when", "you", "have", "a", "moment"), ("too", "much"), ("too", "far"),
-                 ("is", "too", "much"), ("is", "too", "far"), ("that", "is", "too", "much"),
-                 ("that", "is", "too", "far"), ("it", "is", "too", "much"),
-                 ("it", "is", "too", "far"), ("way", "too", "much"), ("way", "too", "far"))
-_POLITE_FRAMES = (("would", "it", "be", "possible", "to"), ("is", "it", "possible", "to"),
-                  ("would", "you", "be", "able", "to"), ("could", "you", "possibly"),
-                  ("do", "you", "think", "you", "could"), ("would", "it", "be", "ok", "to"),
-                  ("would", "it", "be", "okay", "to"))
-
-
 def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
     i = 0
-    while i < len(tokens) and tokens[i] in _LEAD_OPENERS | {","}:
+    openers = language_words("lead_openers")
+    while i < len(tokens) and (tokens[i] in openers or tokens[i] == ","):
         i += 1
-    for lead in _LEAD_CLAUSES:
+    for lead in phrases("lead_clauses"):
         if tuple(tokens[i:i + len(lead)]) == lead and "," in tokens[i + len(lead):]:
             cut = tokens.index(",", i + len(lead))
             rest = tokens[cut + 1:]
             said = " ".join(rest)
             if len(rest) >= 2 and (has_domain_content(said) or sounds_like_command(said)):
                 return _drop_lead_in(rest)[0], " ".join(tokens[:cut + 1])
-    for frame in _POLITE_FRAMES:
+    for frame in phrases("polite_frames"):
         n = len(frame)
         if tuple(tokens[i:i + n]) == frame and len(tokens) > i + n:
             return tokens[:i] + tokens[i + n:], " ".join(frame)
