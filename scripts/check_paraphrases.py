@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from app.agents.context_rules import LexiconTier  # noqa: E402
 from app.agents.decision import Memory  # noqa: E402
 from app.agents.factory import SEMANTIC_CONSULT_BELOW  # noqa: E402
+from app.agents.grammar_clauses import ACCEPT  # noqa: E402
 from app.agents.interpreter import FastInterpreter  # noqa: E402
-from app.agents.lexicon import ACCEPT  # noqa: E402
 from app.agents.orchestrator import Orchestrator  # noqa: E402
 from app.agents.semantic import SemanticTier  # noqa: E402
 from app.core.registry import CommandRegistry  # noqa: E402

@@ -157,8 +157,8 @@ def test_talk_addressed_to_a_person_is_out_of_scope(raw: str) -> None:
 @pytest.mark.parametrize("raw", ["Okay, show the CT.", "Davinci, zoom in.",
                                  "Show the CT, please.", "Perfect, thanks. Coronal 200."])
 def test_openers_and_politeness_are_not_names(raw: str) -> None:
-    from app.agents.lexicon import VOCABULARY
     from app.language.normalize import DOMAIN_WORDS
+    from app.language.vocabulary import VOCABULARY
 
     assert addressed_to_person(raw, VOCABULARY | DOMAIN_WORDS) is None
 

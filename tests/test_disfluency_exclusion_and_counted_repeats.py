@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from app.agents.lexicon import VOCABULARY, canonical
+from app.agents.grammar_phrases import canonical
 from app.core.vocab import LOBES
 from app.language.normalize import Validity, correct, normalize, validate
+from app.language.vocabulary import VOCABULARY
 from tests.test_lexicon import Console
 
 IV = "IV.SHOW_MOVE"

@@ -13,8 +13,9 @@ import pytest
 
 from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory, Tier
+from app.agents.grammar_clauses import split_clauses
 from app.agents.interpreter import FastInterpreter, Interpretation, apply
-from app.agents.lexicon import merge_steps, split_clauses
+from app.agents.lexicon import merge_steps
 from app.core.registry import Actor, CommandRegistry, Step
 from app.core.state import CaseContext, ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, LOBES

@@ -255,7 +255,7 @@ def test_one_after_a_plane_and_a_determiner_is_a_pronoun(text, expected):
     "put them away", "home position please",
 ])
 def test_command_shaped_sentences_in_unknown_words_go_to_the_later_tiers(text):
-    from app.agents.lexicon import VOCABULARY
+    from app.language.vocabulary import VOCABULARY
 
     v = validate(text, vocabulary=VOCABULARY)
     assert v.valid and not v.empty, v.reason
@@ -271,7 +271,7 @@ def test_command_shaped_sentences_in_unknown_words_go_to_the_later_tiers(text):
     "give it a squirt of suction", "ease the stapler off a touch", "check her vitals please",
 ])
 def test_chatter_and_orders_to_people_stay_rejected(text):
-    from app.agents.lexicon import VOCABULARY
+    from app.language.vocabulary import VOCABULARY
 
     assert not validate(text, vocabulary=VOCABULARY).valid
 
@@ -333,7 +333,7 @@ def test_how_is_the_patient_is_status_but_her_lung_capacity_is_a_field():
     ("4 down 20", "cor down 20"),
 ])
 def test_correct_repairs_recogniser_slips(heard, meant):
-    from app.agents.lexicon import VOCABULARY
+    from app.language.vocabulary import VOCABULARY
 
     assert correct(heard, protected=VOCABULARY).text == meant
 
@@ -363,7 +363,7 @@ def test_correct_repairs_recogniser_slips(heard, meant):
     "move 4 up 20",
 ])
 def test_recogniser_slip_rules_leave_ordinary_words(sentence):
-    from app.agents.lexicon import VOCABULARY
+    from app.language.vocabulary import VOCABULARY
 
     text = normalize(sentence)
     assert correct(text, protected=VOCABULARY).text == text

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from app.agents.grammar_phrases import canonical
 from app.agents.interpreter import FastInterpreter
-from app.agents.lexicon import VOCABULARY, canonical
 from app.core.vocab import AR_STRUCTURES, LOBES
 from app.language.normalize import Validity, correct, normalize, validate
+from app.language.vocabulary import VOCABULARY
 from tests.test_lexicon import Console
 
 AR_SHOW = "AR.SHOW"

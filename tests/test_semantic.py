@@ -20,8 +20,8 @@ import pytest
 
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.exemplars import ACTION_INTENTS, INTENTS, INTENTS_BY_KEY, Intent
+from app.agents.grammar_clauses import ACCEPT
 from app.agents.interpreter import FastInterpreter, Interpretation, apply
-from app.agents.lexicon import ACCEPT
 from app.agents.semantic import Embedder, EmbedderUnavailable, SemanticTier
 from app.core.actions import ACTIONS
 from app.core.registry import Actor, CommandRegistry

@@ -7,11 +7,29 @@ reads with (``lx``), so earlier commands are read the way the console read them.
 from __future__ import annotations
 
 from app.agents.decision import Memory
+from app.agents.grammar_clauses import _has_head, _only_directions
+from app.agents.grammar_phrases import canonical
 from app.agents.lexicon import (
+    GrammarTier,
+    _is_repeat,
+    _move_kinds,
+    _reversed,
+    _same_steps,
+)
+from app.agents.token_shapes import (
     _DISPLAY_NOUN_AGENT,
     _DISPLAY_TOO_FILL,
     _SAME_WORDS,
     _VERBISH,
+    _correction_marker,
+    _kinds,
+    _plan_size,
+    _prepare,
+    _same_for_object,
+)
+from app.core.state import ConsoleState
+from app.language.normalize import tokens_of
+from app.language.vocabulary import (
     AR_VIEW_WORDS,
     FILLER,
     HIDE_VERBS,
@@ -20,22 +38,7 @@ from app.agents.lexicon import (
     ROTATE_DIRS,
     SIDES,
     STRUCT_WORDS,
-    GrammarTier,
-    _correction_marker,
-    _has_head,
-    _is_repeat,
-    _kinds,
-    _move_kinds,
-    _only_directions,
-    _plan_size,
-    _prepare,
-    _reversed,
-    _same_for_object,
-    _same_steps,
-    canonical,
-    tokens_of,
 )
-from app.core.state import ConsoleState
 
 _GLUE_WORDS = {"and", "the", "a", "an", "then", "also", "too", "of", "on", "to", "in"}
 

@@ -32,36 +32,29 @@ from app.agents.context_reads import (
     _self_correction,
     _swing_on,
 )
+from app.agents.grammar_clauses import ACCEPT, _has_head, _is_num
 from app.agents.lexicon import (
-    _APPROXIMATORS,
     _MORE_WORDS,
-    ACCEPT,
-    DIRECTIONS,
-    FILLER,
-    LOBE_POS,
-    MOVE_VERBS,
-    SIDES,
     Analysis,
     GrammarTier,
     Reading,
+    _is_repeat,
+    _repeat_times,
+    _times_of,
+)
+from app.agents.particles_and_remarks import _complaint_request, _is_statement, _with_referent
+from app.agents.token_shapes import (
     _agent_repeat,
-    _complaint_request,
     _drop_asides,
     _drop_sparing,
-    _has_head,
-    _is_num,
-    _is_repeat,
-    _is_statement,
     _only_side,
     _other_side,
     _prepare,
     _readd_pronoun,
-    _repeat_times,
     _side_one,
-    _times_of,
-    _with_referent,
 )
 from app.language import words as language_words
+from app.language.vocabulary import _APPROXIMATORS, DIRECTIONS, FILLER, LOBE_POS, MOVE_VERBS, SIDES
 
 # Discourse markers ("nah, the other way") say nothing the amount and reversal rules read;
 # "right" may be a direction.

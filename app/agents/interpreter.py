@@ -18,8 +18,10 @@ from typing import Any
 from app.agents.checks import addressed_to_person, checked, ungrounded
 from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory, Tier
-from app.agents.lexicon import ACCEPT, VOCABULARY, canonical, is_undo
+from app.agents.grammar_clauses import ACCEPT
+from app.agents.grammar_phrases import canonical
 from app.agents.planner import order_steps
+from app.agents.token_shapes import is_undo
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
 from app.language import has_any
@@ -33,6 +35,7 @@ from app.language.normalize import (
     tokens_of,
     validate,
 )
+from app.language.vocabulary import VOCABULARY
 
 log = logging.getLogger(__name__)
 # Words of the console: never a person's name (built once, not per command).

@@ -46,12 +46,30 @@ import numpy as np
 from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory
 from app.agents.exemplars import INTENTS, Intent
-from app.agents.lexicon import (
-    _VAGUE_POS,
+from app.agents.grammar_ar import decide_ar
+from app.agents.grammar_clauses import (
     ACCEPT,
+    CAPABLE,
+    Clause,
+    RoutedClause,
+    _Ctx,
+    _dominant_agent,
+    _is_num,
+)
+from app.agents.grammar_ir import decide_ir
+from app.agents.grammar_iv import _num_value, _rel, decide_iv
+from app.agents.grammar_phrases import canonical
+from app.agents.lexicon import (
+    merge_steps,
+)
+from app.core.registry import Step
+from app.core.state import ConsoleState
+from app.core.vocab import IR_ALL_FIELDS, PLANES
+from app.language.normalize import has_domain_content, normalize, validate
+from app.language.vocabulary import (
+    _VAGUE_POS,
     ADD_WORDS,
     AR_VIEW_WORDS,
-    CAPABLE,
     DIRECTIONS,
     HIDE_VERBS,
     NAMED_POS,
@@ -60,23 +78,7 @@ from app.agents.lexicon import (
     ROTATE_VERBS,
     STRUCT_WORDS,
     VOCABULARY,
-    Clause,
-    RoutedClause,
-    _Ctx,
-    _dominant_agent,
-    _is_num,
-    _num_value,
-    _rel,
-    canonical,
-    decide_ar,
-    decide_ir,
-    decide_iv,
-    merge_steps,
 )
-from app.core.registry import Step
-from app.core.state import ConsoleState
-from app.core.vocab import IR_ALL_FIELDS, PLANES
-from app.language.normalize import has_domain_content, normalize, validate
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,488 @@
+"""The grammar's clauses and routing (DESIGN §3 tier 2): a command split into clauses, each
+clause's intent, and which agent its words name. Shared by the per-agent decoders.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from app.agents.decision import Memory
+from app.core.state import ConsoleState
+from app.language import words as language_words
+from app.language.normalize import _NUMBER_WORDS
+from app.language.vocabulary import (
+    _APPROXIMATORS,
+    _PFT_RE,
+    AR_STRONG,
+    AR_VIEW_WORDS,
+    DIRECTIONS,
+    FIELD_PHRASES,
+    FILLER,
+    HIDE_VERBS,
+    IR_STRONG,
+    IV_STRONG,
+    NAMED_POS,
+    PLANE_WORDS,
+    QUESTION_WORDS,
+    REPEAT_WORDS,
+    RESET_VERBS,
+    ROTATE_VERBS,
+    SEPARATORS,
+    SEQ_SEPARATORS,
+    SHOW_VERBS,
+    STOP_WORDS_ROT,
+    ZOOM_IN_WORDS,
+    ZOOM_OUT_WORDS,
+)
+
+ACCEPT = 0.75  # decisions at or above this confidence are taken without asking later tiers
+# The most the grammar claims for a command with no console word in it (below the
+# interpreter's floor: without a later tier such a command is asked again, never guessed).
+_UNFAMILIAR_CONF = 0.5
+
+_NUM_RE = re.compile(r"^([+-]?)(\d+)(?:st|nd|rd|th)?$")
+_TIMES_RE = re.compile(r"^(\d+)x$|^x(\d+)$")
+
+
+# ---------------------------------------------------------------------------------------------
+# clauses
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Clause:
+    toks: list[str]
+    sep: str = ""  # the separator spoken before this clause
+    inherited: list[str] = field(default_factory=list)  # verb carried from the clause before
+    used: list[bool] = field(default_factory=list)
+    planes: list[str] = field(default_factory=list)  # planes named (set by iv_moves)
+    guess: bool = False  # a rule filled in something the words did not say
+
+    def __post_init__(self) -> None:
+        if not self.used:
+            self.used = [False] * len(self.toks)
+
+    @property
+    def words(self) -> list[str]:
+        return self.inherited + self.toks
+
+    def has(self, *words: str) -> bool:
+        s = set(self.toks) | set(self.inherited)
+        return any(w in s for w in words)
+
+    def index(self, word: str, start: int = 0) -> int:
+        try:
+            return self.toks.index(word, start)
+        except ValueError:
+            return -1
+
+    def use(self, *idx: int) -> None:
+        for i in idx:
+            if 0 <= i < len(self.used):
+                self.used[i] = True
+
+    def use_words(self, words: Iterable[str]) -> bool:
+        ws = set(words)
+        hit = False
+        for i, t in enumerate(self.toks):
+            if t in ws:
+                self.used[i] = True
+                hit = True
+        return hit
+
+    def find_phrase(self, phrase: Sequence[str]) -> int:
+        n = len(phrase)
+        for i in range(len(self.toks) - n + 1):
+            if tuple(self.toks[i:i + n]) == tuple(phrase):
+                return i
+        return -1
+
+    def use_phrase(self, phrase: Sequence[str]) -> bool:
+        i = self.find_phrase(phrase)
+        if i < 0:
+            return False
+        self.use(*range(i, i + len(phrase)))
+        return True
+
+    def leftover(self) -> list[str]:
+        # manner adverbs ("slowly and carefully") say how, which the console does not vary
+        return [t for t, u in zip(self.toks, self.used, strict=True)
+                if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)]
+
+
+# Adverbs of manner by their shape ("carefully", "gradually", "slowly", "gently", "steadily");
+# not nouns that happen to end in -ly ("family", "anomaly").
+_MANNER_ADVERB = re.compile(r"^(?:[a-z]{2,}(?:ful|ous|ent|ant|ive|ate|ed|al|ic|ible|able|less|"
+                            r"ish|ow|ick|ft|th|nt|ct|rm|ar|et|nd|ng|ure)ly|[a-z]{3,}(?<!fam)ily)$")
+
+
+def _is_num(tok: str) -> bool:
+    return bool(_NUM_RE.match(tok))
+
+
+def _has_head(toks: list[str]) -> bool:
+    """Does a segment carry its own command (a verb, a move, a question)?"""
+    s = set(toks)
+    if s & (SHOW_VERBS - {"let", "need", "want", "get", "look", "give", "put", "pull"}):
+        return True
+    if s & (HIDE_VERBS - {"off", "away", "without", "rid", "well"}) or s & RESET_VERBS:
+        return True
+    if s & {"zoom", "rotate", "spin", "turn", "swing", "add", "move", "go", "scroll",
+            "take", "switch", "make", "put", "bring", "set", "increase", "decrease", "stop",
+            "enlarge", "magnify", "shrink", "look", "give", "get"}:
+        return True
+    if s & set(PLANE_WORDS) and any(_is_num(t) or t in NAMED_POS for t in toks):
+        return True
+    if s & ZOOM_IN_WORDS or s & ZOOM_OUT_WORDS:
+        return True
+    return bool(s & REPEAT_WORDS and len(toks) <= 3)
+
+
+def _only_directions(toks: list[str]) -> bool:
+    core = [t for t in toks if t not in FILLER]
+    return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
+
+
+def _joining_plus(tokens: list[str], i: int) -> bool:
+    """Is "plus" at i a joiner ("the small views plus a close-up of the nodule") rather than
+    a relative step ("coronal plus 100", "axial plus a few")?"""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    prev = tokens[i - 1] if i else ""
+    return bool(nxt) and not _is_num(nxt) and nxt not in _NUMBER_WORDS and \
+        prev not in PLANE_WORDS and prev not in DIRECTIONS
+
+
+def split_clauses(tokens: list[str]) -> list[Clause]:
+    """Split at "and/then/also/," where a new command starts; lists stay together."""
+    segs: list[tuple[str, list[str]]] = []
+    cur: list[str] = []
+    sep = ""
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        two = " ".join(tokens[i:i + 2])
+        if " ".join(tokens[i:i + 3]) == "as well as" and cur:
+            # "clear the CT as well as the patient box": a joiner like "and" (a closing
+            # "as well" still means add)
+            segs.append((sep, cur))
+            cur, sep = [], "and"
+            i += 3
+            continue
+        if two in ("after that", "and then", "then also", "and also", "as well", "followed by"):
+            if two == "as well":  # "as well" means add, it does not split
+                cur.extend(["as", "well"])
+                i += 2
+                continue
+            segs.append((sep, cur))
+            cur, sep = [], ("then" if two in ("after that", "and then", "followed by") else "and")
+            if two in ("then also", "and also"):
+                cur.append("also")
+            i += 2
+            continue
+        if t in SEPARATORS and (t != "plus" or _joining_plus(tokens, i)):
+            if t in ("also", "too") and (i + 1 == len(tokens) or tokens[i + 1] in (
+                    "please", ",")):
+                cur.append(t)  # "weight and height also": a closing "also" adds
+                i += 1
+                continue
+            if t == "next" and i + 1 < len(tokens) and tokens[i + 1] in ("slice", "image"):
+                cur.append(t)
+                i += 1
+                continue
+            segs.append((sep, cur))
+            cur, sep = [], t
+            if t == "also":
+                cur.append("also")
+            i += 1
+            continue
+        cur.append(t)
+        i += 1
+    segs.append((sep, cur))
+    # drop segments of fillers only ("uh, show the CT"): they carry no command
+    segs = [(s, c) for s, c in segs if c and not all(t in FILLER for t in c)]
+    clauses: list[Clause] = []
+    for sep, seg in segs:
+        if not clauses:
+            clauses.append(Clause(list(seg), sep))
+            continue
+        prev = clauses[-1]
+        head = _has_head(seg)
+        prev_agent = _dominant_agent(prev.words)
+        seg_agent = _dominant_agent(seg)
+        # a step said on its own after a comma belongs to the move before it ("move to 10,
+        # 20, 50", "further down, about 20 slices"); approximators come with such numbers
+        bare_nums = all(_is_num(t) or t in FILLER or t in ("slices", "slice", "steps")
+                        or t in _APPROXIMATORS for t in seg) and (
+            any(_is_num(t) for t in seg) or not set(seg) & _APPROXIMATORS)
+        core = [t for t in seg if t not in FILLER]
+        prev_core = [t for t in prev.toks if t not in FILLER]
+        repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
+            core[0] in DIRECTIONS and _only_directions(prev.toks) and sep not in SEQ_SEPARATORS
+        # "axial, twenty down": a plane said alone names the plane of the move after it
+        plane_only = len(prev_core) == 1 and prev_core[0] in PLANE_WORDS and sep == "," and \
+            bool(core) and all(t in DIRECTIONS or _is_num(t) or t in FILLER or t in
+                               ("by", "slices", "steps", "more", "please") for t in core)
+        if bare_nums or repeated or plane_only:
+            prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
+            continue
+        if not head:
+            if sep in SEQ_SEPARATORS:
+                clauses.append(Clause(list(seg), sep, _verb_of(prev)))
+            elif seg_agent is None or prev_agent is None or seg_agent == prev_agent:
+                prev.toks.extend(["and", *seg])
+            else:
+                carried = _verb_of(prev, generic_only=True)
+                if not carried and set(core) <= _DISPLAY_ONLY:
+                    # "zoom out on the CT and on the model too": the same verb, other display
+                    carried = _verb_of(prev)
+                if carried == ["remove"] and seg[-1] in ("on", "up", "back"):
+                    carried = ["show"]  # "turn the CT off and the model on"
+                clauses.append(Clause(list(seg), sep, carried))
+            continue
+        clauses.append(Clause(list(seg), sep))
+    for c in clauses:
+        c.used = [False] * len(c.toks)
+    return clauses
+
+
+_GENERIC_VERBS = SHOW_VERBS | HIDE_VERBS | RESET_VERBS | {"add"}
+_DISPLAY_ONLY = {"on", "the", "too", "also", "as", "well", "for", "to", "with", "model", "3d",
+                 "ct", "scan", "scans", "images", "anatomy", "reconstruction", "views", "viewer"}
+
+
+def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
+    words = c.words
+    for i, t in enumerate(words):
+        if t == "zoom" and not generic_only:
+            return words[i:i + 2] if i + 1 < len(words) and words[i + 1] in ("in", "out") \
+                else ["zoom", "in"]
+        if t in ("rotate", "turn", "spin") and not generic_only:
+            return [t]
+        if t in ("off", "away", "rid"):
+            # "take away the scans and the model", "turn off the CT and the model": the
+            # particle made the verb a removal, so the later part is removed too
+            return ["remove"]
+        if t in _GENERIC_VERBS and t not in ("what", "how", "where", "which", "who", "when"):
+            return [t]
+        if t in ("what", "how", "where", "which") and not generic_only:
+            return [t]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# routing
+# ---------------------------------------------------------------------------------------------
+
+
+
+# The field's own names for where the tumour is ("tumour site", "tumour information"): the
+# patient field, not the nodules in the model.
+_TUMOR_FIELD_RE = re.compile(r"\b(?:" + "|".join(
+    re.escape(" ".join(ph)) for ph, fields in FIELD_PHRASES
+    if fields == ("tumor_location",) and "tumor" in ph) + r")\b")
+
+
+def agent_scores(words: Sequence[str]) -> dict[str, float]:
+    """How strongly the words name each agent (routing cues, not yet a decision)."""
+    s = {"IR": 0.0, "IV": 0.0, "AR": 0.0}
+    ws = list(words)
+    text = " ".join(ws)
+    for w in ws:
+        if w in IR_STRONG:
+            s["IR"] += 2 if w in ("info", "information", "data", "values", "details", "date",
+                                  "record") else 3
+        if w in IV_STRONG:
+            s["IV"] += 2 if w in ("level", "images", "imaging", "pictures", "films",
+                                  "chest", "layout", "grid") else 3
+        if w in AR_STRONG and w != "readd":
+            s["AR"] += 3
+    if "readd" in ws and s["IR"] == 0 and s["IV"] == 0:
+        s["AR"] += 3  # "bring it back" after the model; "bring the CT back" is the CT's
+    if _PFT_RE.search(text):
+        s["AR"] -= 3
+        s["IR"] += 1
+    if re.search(r"\b(lung|bone|soft|mediastin\w*|pulmonary) (window|tissue|preset|setting)",
+                 text):
+        s["AR"] = max(0.0, s["AR"] - 3)
+        s["IR"] = max(0.0, s["IR"] - 3)
+    if _TUMOR_FIELD_RE.search(text) or re.search(
+            r"\b(which|what) (lobe|part|side|area|region|segment|portion)", text) and \
+            re.search(r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) or \
+            re.search(r"\b(which|what) lobe\b", text):
+        s["AR"] = max(0.0, s["AR"] - 3)
+        s["IR"] += 2
+    if _WINDOW_SWITCH.search(text):
+        s["IV"] += 3
+    if re.search(r"\b(small|three|3|smaller|all|multiple|multi) (views?|panels?|windows?)", text):
+        s["IV"] += 3
+    if re.search(r"\b(view|views|perspective|angle|aspect|projection|orientation)\b", text) \
+            and any(
+            w in AR_VIEW_WORDS for w in ws if w not in PLANE_WORDS):
+        s["AR"] += 2
+    if re.search(r"\b(from|look at it from)( the)?( patient| patients| her| his| its)? (front|"
+                 r"behind|back|above|below|top|bottom|left|right|side|underneath|anterior|"
+                 r"posterior|superior|inferior|rear)", text):
+        s["AR"] += 2
+    if "patient" in ws or "pt" in ws or {"her", "she", "his", "he"} & set(ws):
+        s["IR"] += 1
+    if re.search(r"\b(of|on|in) the (scan|ct)\b", text):
+        s["IV"] += 1
+    if re.search(r"\bfrontal (view|side|perspective)\b", text) and not any(
+            _is_num(w) or w in ("slice", "plane", "ct", "scan") for w in ws):
+        s["IV"] = max(0.0, s["IV"] - 3)
+        s["AR"] += 3
+    if re.search(r"\b(left|right) (upper|middle|lower)\b|\b(upper|middle|lower) (left|right)\b",
+                 text):
+        s["AR"] += 3
+    if re.search(r"\bturn(ing)? (it|the model|this|that)? ?(to the )?(left|right|up|down|around)"
+                 r"\b", text):
+        s["AR"] += 3
+    if re.search(r"\bwhere\b|\b(which|what) (lobe|side|lung|part|area|region|segment|"
+                 r"portion|bit)\b", text) and re.search(
+            r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) and not re.search(
+            r"\b(3d|model|anatomy|reconstruction)\b", text):
+        s["IR"] += 3  # "where is the tumour?" asks for the tumour location field
+        s["tumor_q"] = 1.0
+    return s
+
+
+def _dominant_agent(words: Sequence[str]) -> str | None:
+    s = agent_scores(words)
+    s.pop("tumor_q", None)
+    best = max(s, key=s.__getitem__)
+    if s[best] <= 0:
+        return None
+    tied = [a for a, v in s.items() if v == s[best]]
+    return best if len(tied) == 1 else None
+
+
+# What each agent can do: a clause whose intent an agent cannot serve is not routed there.
+CAPABLE = {
+    "IR": {"show", "hide", "reset", "add", "question"},
+    "IV": {"show", "hide", "reset", "zoom_in", "zoom_out", "move", "question", "repeat"},
+    "AR": {"show", "hide", "reset", "zoom_in", "zoom_out", "rotate", "view", "add",
+           "question", "repeat", "move"},
+}
+
+
+def clause_intent(c: Clause) -> str:
+    w = c.words
+    s = set(w)
+    text = " ".join(w)
+    # "farther" alone is farther away (zoom out); "farther down" continues a move
+    zoom_out = s & ZOOM_OUT_WORDS
+    if zoom_out == {"farther"} and any(t in DIRECTIONS for t in w):
+        zoom_out = set()
+    if re.search(r"\bzoom( \w+){0,3} (out|back|away)\b|\bzoom out\b", text) or zoom_out:
+        return "zoom_out"
+    if "zoom" in s or s & ZOOM_IN_WORDS:
+        return "zoom_in"
+    if s & RESET_VERBS:
+        return "reset"
+    core = {t for t in w if t not in FILLER}
+    # "stop", "hold still", "no motion": a stop word with at most the thing that moves
+    if core & (STOP_WORDS_ROT | {"hold", "no"}) and core <= STOP_WORDS_ROT | {
+            "rotation", "rotating", "spinning", "moving", "hold", "motion", "animation", "no",
+            "model"}:
+        return "rotate"
+    if s & (ROTATE_VERBS - {"turn"}) or re.search(
+            r"\bturn (it |the model |\w+ )?(to the )?(left|right|up|down|around|horizontal\w*|"
+            r"vertical\w*|sideways|over|clockwise|counterclockwise|anticlockwise|360)", text):
+        return "rotate"
+    hide_words = {"remove", "hide", "clear", "close", "erase", "delete", "dismiss", "disable",
+                  "exclude", "deactivate", "wipe", "eliminate", "drop", "lose", "cancel", "kill",
+                  "unshow", "bin", "ditch", "scrap", "dump", "nix"}
+    # "I don't need the right lower lobe", "no need for the CT any more": not wanting
+    # something shown is asking for it to go
+    negated = re.search(r"\b(do|does|did|will|would) not (want|need|show|display|see|require|"
+                        r"have)\b|\bno (longer )?need (for|of)\b|\bnot (needed|required|"
+                        r"necessary|wanted)\b|\bno longer (want|need)\b", text)
+    if s & hide_words or negated or (
+            "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
+            re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
+                      r"\boff (the )?(screen|monitor|display|overlay)\b|\b(everything|all) off\b|"
+                      # "that's enough patient info", "enough of the model"
+                      r"(?<!big )(?<!close )(?<!far )(?<!zoomed )\benough (of |with )?(the |that |"
+                      r"this |her |his )?(?!(for|now|please|thanks)\b)[a-z0-9]+|"
+                      r"\btake away\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
+                      r"\b(turn|switch) (it |them |\w+ )?off\b", text):
+        return "hide"
+    if "add" in s:
+        return "add"
+    if any(t in DIRECTIONS or t in PLANE_WORDS or t in NAMED_POS or _is_num(t) for t in w):
+        return "move"
+    if s & {"what", "how", "where", "which", "who", "when", "whats"}:
+        return "question"
+    return "show"
+
+
+# ---------------------------------------------------------------------------------------------
+# the per-command context
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Ctx:
+    """What earlier clauses of the same command did (later clauses read it)."""
+
+    state: ConsoleState
+    memory: Memory
+    iv_plane: str | None = None  # plane moved or enlarged by an earlier clause
+    iv_mode: str | None = None
+    ar_target: str | None = None
+    ar_target_set: bool = False
+    agent: str | None = None  # agent of the clause before
+    ar_named: str | None = None  # structure (or group) the clause before named: "it"
+    # structure keys the previous command named ("hide the airway" ... "bring it back"), for a
+    # pronoun in the first clause of this one; None when it named none
+    prior_named: list[str] | None = None
+    referred_back: bool = False  # a pronoun was read as ``prior_named``
+    notes: list[str] = field(default_factory=list)
+
+    def zoom_plane(self) -> str:
+        iv = self.state.iv
+        return self.iv_plane or iv.main or iv.last_main or iv.last_moved or "axial"
+
+    def context_plane(self) -> str:
+        """Plane for a slice named without a plane ("go to slice 40", "the middle slice")."""
+        iv = self.state.iv
+        if self.iv_plane:
+            return self.iv_plane
+        if iv.mode == "zoom_view" and iv.main:
+            return iv.main
+        return iv.last_moved or iv.main or "axial"
+
+    def current_ar_target(self) -> str | None:
+        return self.ar_target if self.ar_target_set else self.state.ar.zoom_target
+
+
+_WINDOW_SWITCH = re.compile(r"\b(switch|change|go|flip)( back)? to( the)? (bone|bony|mediastinal|"
+                            r"mediastinum|soft tissue|lung|pulmonary|parenchyma)"
+                            r"(?= please| now| thanks|$| ,| and| then)")
+
+
+_EXCEPTIONS = (("except",), ("except", "for"), ("excluding",), ("but", "not"),
+               ("apart", "from"), ("other", "than"), ("besides",), ("minus",), ("without",),
+               ("but", "leave", "out"), ("leaving", "out"))
+
+
+def _exception_at(toks: list[str]) -> tuple[int, int] | None:
+    for k in range(1, len(toks)):
+        for ex in sorted(_EXCEPTIONS, key=len, reverse=True):
+            if tuple(toks[k:k + len(ex)]) == ex:
+                return k, k + len(ex)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the tier
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class RoutedClause:
+    clause: Clause
+    agent: str | None
+    intent: str
+    source: str  # "words" | "carried" | "memory" | "state" | "lookahead" | "guess"
+# What may follow a closing particle in the same clause ("get the model up for me please").
+_PARTICLE_TAIL = language_words("particle_tail")
