@@ -127,7 +127,8 @@ def tier_false_accepts(tier: SemanticTier, paths: list[Path]) -> tuple[int, int,
             for last in (None, "IR", "IV", "AR"):
                 state = ConsoleState()
                 state.set_case(context)
-                from app.language.normalize import correct, normalize
+                from app.language.correction import correct
+                from app.language.normalize import normalize
 
                 text = correct(normalize(row["text"])).text
                 d = tier.decide(text, state, Memory(last_agent=last))

@@ -157,7 +157,7 @@ def test_talk_addressed_to_a_person_is_out_of_scope(raw: str) -> None:
 @pytest.mark.parametrize("raw", ["Okay, show the CT.", "Davinci, zoom in.",
                                  "Show the CT, please.", "Perfect, thanks. Coronal 200."])
 def test_openers_and_politeness_are_not_names(raw: str) -> None:
-    from app.language.normalize import DOMAIN_WORDS
+    from app.language.command_words import DOMAIN_WORDS
     from app.language.vocabulary import VOCABULARY
 
     assert addressed_to_person(raw, VOCABULARY | DOMAIN_WORDS) is None
@@ -352,7 +352,7 @@ def test_a_composite_that_hides_one_display_and_shows_another_passes() -> None:
 @pytest.mark.parametrize("raw", ["Umm, show the CT.", "Beautiful, now zoom in on the axial.",
                                  "Exactly, coronal plus 20."])
 def test_interjections_are_not_names(raw: str) -> None:
-    from app.language.normalize import DOMAIN_WORDS
+    from app.language.command_words import DOMAIN_WORDS
     from app.language.vocabulary import VOCABULARY
 
     assert addressed_to_person(raw, VOCABULARY | DOMAIN_WORDS) is None

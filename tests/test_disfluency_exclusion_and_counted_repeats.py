@@ -11,7 +11,9 @@ import pytest
 
 from app.agents.grammar_phrases import canonical
 from app.core.vocab import LOBES
-from app.language.normalize import Validity, correct, normalize, validate
+from app.language.correction import correct
+from app.language.normalize import normalize
+from app.language.validation import Validity, validate
 from app.language.vocabulary import VOCABULARY
 from tests.test_lexicon import Console
 

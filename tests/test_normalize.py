@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.language.normalize import (
-    DEFAULT_LEXICON,
-    Lexicon,
-    Validity,
-    correct,
-    normalize,
-    validate,
-)
+from app.language.correction import DEFAULT_LEXICON, Lexicon, correct
+from app.language.normalize import normalize
+from app.language.validation import Validity, validate
 
 # ---------------------------------------------------------------- normalize
 

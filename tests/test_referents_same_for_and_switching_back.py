@@ -14,7 +14,9 @@ import pytest
 from app.agents.grammar_phrases import canonical
 from app.agents.interpreter import FastInterpreter
 from app.core.vocab import AR_STRUCTURES, LOBES
-from app.language.normalize import Validity, correct, normalize, validate
+from app.language.correction import correct
+from app.language.normalize import normalize
+from app.language.validation import Validity, validate
 from app.language.vocabulary import VOCABULARY
 from tests.test_lexicon import Console
 
@@ -231,7 +233,7 @@ def test_semantic_tier_leaves_referents_to_the_grammar():
 def test_misspelled_device_words_stay_out_of_scope() -> None:
     """A recogniser's misspelling of an OR-device word ("Stapel the RUL bronchus", heard on the
     dev split's audio) is still an order to a device, not a request to show the RUL."""
-    from app.language.normalize import validate
+    from app.language.validation import validate
 
     for text in ("stapel the rul bronchus", "fire the stapel now", "hand me the grasspur"):
         v = validate(text)
@@ -241,7 +243,7 @@ def test_misspelled_device_words_stay_out_of_scope() -> None:
 
 
 def test_sound_alike_device_words_must_be_spelled_alike_too() -> None:
-    from app.language.normalize import _oos_sound_alikes
+    from app.language.validation import _oos_sound_alikes
 
     # metaphone hears "story" as "suture" (S-T-R); the spelling says otherwise
     assert _oos_sound_alikes("what is her story", set()) == "what is her story"

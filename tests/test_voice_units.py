@@ -647,7 +647,7 @@ def test_prompt_leak_is_decoded_again_without_the_prompt() -> None:
 
 
 def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
-    from app.language.normalize import CommandScorer
+    from app.language.validation import CommandScorer
     from app.voice.hearing_choice import choose_hypothesis
 
     sc = CommandScorer()
@@ -680,7 +680,7 @@ def test_nbest_rescoring_prefers_the_command_whisper_ranked_second() -> None:
 
 
 def test_command_scorer_coverage_counts_console_words() -> None:
-    from app.language.normalize import CommandScorer
+    from app.language.validation import CommandScorer
 
     sc = CommandScorer()
     assert sc.coverage("Zoom in.") == 1.0

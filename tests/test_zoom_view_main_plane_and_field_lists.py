@@ -51,6 +51,7 @@ def test_spelled_rul_heard_as_are_you_ill(con: Console) -> None:
     # heard on the dev audio for a spelled "zoom R U L"; "are you ill?" alone stays talk
     acts = con.say_after(["show the model"], "Zoom, are you ill?")
     assert acts and acts[0][0] == "AR.ZOOM_IN", acts
-    from app.language.normalize import correct, normalize
+    from app.language.correction import correct
+    from app.language.normalize import normalize
 
     assert correct(normalize("are you ill?")).text == "are you ill"

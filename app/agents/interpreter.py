@@ -25,16 +25,11 @@ from app.agents.token_shapes import is_undo
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
 from app.language import has_any
+from app.language.command_words import DOMAIN_WORDS
+from app.language.correction import DEFAULT_LEXICON, Lexicon, correct
 from app.language.frames import unframe
-from app.language.normalize import (
-    DEFAULT_LEXICON,
-    DOMAIN_WORDS,
-    Lexicon,
-    correct,
-    normalize,
-    tokens_of,
-    validate,
-)
+from app.language.normalize import normalize, tokens_of
+from app.language.validation import validate
 from app.language.vocabulary import VOCABULARY
 
 log = logging.getLogger(__name__)

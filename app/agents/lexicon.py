@@ -74,7 +74,8 @@ from app.agents.token_shapes import (
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, IV_DEFAULT_STEP
-from app.language.normalize import has_domain_content, tokens_of
+from app.language.command_words import has_domain_content
+from app.language.normalize import tokens_of
 from app.language.vocabulary import (
     _VAGUE_POS,
     AR_VIEW_WORDS,

@@ -51,7 +51,7 @@ UNSURE_COVERAGE = 0.6
 
 @functools.lru_cache(maxsize=1)
 def _scorer() -> Any:
-    from app.language.normalize import CommandScorer  # noqa: PLC0415
+    from app.language.validation import CommandScorer
 
     return CommandScorer()  # built once: its known-word set is a union of large sets
 

@@ -16,7 +16,7 @@ from app.agents.grammar_ir import (
     ir_fields,
 )
 from app.language import words as language_words
-from app.language.normalize import _words
+from app.language.command_words import _words
 from app.language.vocabulary import (
     DIRECTIONS,
     FILLER,

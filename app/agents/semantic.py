@@ -65,7 +65,9 @@ from app.agents.lexicon import (
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, PLANES
-from app.language.normalize import has_domain_content, normalize, validate
+from app.language.command_words import has_domain_content
+from app.language.normalize import normalize
+from app.language.validation import validate
 from app.language.vocabulary import (
     _VAGUE_POS,
     ADD_WORDS,

@@ -21,7 +21,8 @@ from app.agents.particles_and_remarks import (
     _join_adjective_pairs,
 )
 from app.core.registry import Step
-from app.language.normalize import has_domain_content, tokens_of
+from app.language.command_words import has_domain_content
+from app.language.normalize import tokens_of
 from app.language.vocabulary import (
     AR_STRONG,
     AR_VIEW_WORDS,

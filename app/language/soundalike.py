@@ -21,16 +21,9 @@ from functools import lru_cache
 import jellyfish
 from rapidfuzz import fuzz
 
-from app.language.normalize import (
-    _CONTENT,
-    _FUNCTION_WORDS,
-    _NUM_RE,
-    _NUMBER_WORDS,
-    _ORDINALS,
-    _SIGN_WORDS,
-    DOMAIN_WORDS,
-    CommandScorer,
-)
+from app.language.command_words import _CONTENT, _FUNCTION_WORDS, _NUM_RE, DOMAIN_WORDS
+from app.language.normalize import _NUMBER_WORDS, _ORDINALS, _SIGN_WORDS
+from app.language.validation import CommandScorer
 
 # How Whisper writes a term → how it is said (abbreviations are spelled out letter by letter).
 _SPOKEN: dict[str, str] = {

@@ -99,7 +99,7 @@ def spoken_words(text: str) -> list[str]:
 def written(words: str) -> str:
     """pocketsphinx's words as Whisper would write them, so both compare ("sagittal two
     hundred" → "Sagittal 200.", "zoom in on the r u l" → "Zoom in on the RUL.")."""
-    from app.language.normalize import normalize  # noqa: PLC0415
+    from app.language.normalize import normalize
 
     if not words.strip():
         return ""

@@ -128,7 +128,7 @@ def _numbers(text: str) -> list[str]:
     for "right 50", "sagittal plus surgery" for "... plus 30"), so a surer second hearing
     must say the same numbers."""
     try:
-        from app.language.normalize import normalize  # noqa: PLC0415
+        from app.language.normalize import normalize
     except Exception:  # noqa: BLE001 - the agents layer missing: digits as written
         return sorted(re.findall(r"\d+", text))
     return sorted(re.findall(r"\d+", normalize(text)))

@@ -1,0 +1,442 @@
+"""``correct`` (DESIGN §3 tier 1): repair speech-recognition errors against the domain lexicon —
+explicit confusion pairs that need context ("write" → right only where a direction fits), then
+phonetic (jellyfish metaphone/NYSIIS) plus fuzzy (rapidfuzz) matching for words that are not
+English and not ours; the wake word, lead-ins, word boundaries and disfluencies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import jellyfish
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
+
+from app.language import phrases
+from app.language import words as language_words
+from app.language.command_words import (
+    _CONFUSIONS,
+    _CONTENT,
+    _FUNCTION_WORDS,
+    _NUM_RE,
+    _PHRASES,
+    DOMAIN_WORDS,
+    PROTECTED_WORDS,
+    _words,
+    has_domain_content,
+    sounds_like_command,
+)
+from app.language.normalize import (
+    tokens_of,
+)
+
+_WAKE = "davinci"
+_WAKE_FILLERS = language_words("wake_fillers")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Domain words with their phonetic keys, precomputed once (correction is per command)."""
+
+    words: tuple[str, ...]
+    metaphone: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nysiis: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, words: Iterable[str] = DOMAIN_WORDS) -> Lexicon:
+        ws = tuple(sorted(set(words)))
+        meta: dict[str, list[str]] = {}
+        nys: dict[str, list[str]] = {}
+        for w in ws:
+            meta.setdefault(jellyfish.metaphone(w), []).append(w)
+            nys.setdefault(jellyfish.nysiis(w), []).append(w)
+        return cls(ws, {k: tuple(v) for k, v in meta.items()},
+                   {k: tuple(v) for k, v in nys.items()})
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._set
+
+    @property
+    def _set(self) -> frozenset[str]:
+        return _word_set(self.words)
+
+
+@lru_cache(maxsize=8)
+def _word_set(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(words)
+
+
+DEFAULT_LEXICON = Lexicon.build()
+
+
+@dataclass
+class CorrectionResult:
+    text: str
+    changes: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, why)
+
+
+# Context predicates -------------------------------------------------------------------------
+_PLANE_CTX = {
+    "slice", "slices", "plane", "planes", "view", "views", "image", "images", "cut", "section",
+    "to", "at", "by", "up", "down", "forward", "back", "plus", "minus", "middle", "center",
+    "max", "min", "top", "bottom", "first", "last", "move", "zoom", "ct", "scan",
+}
+_SIDE_NEXT = {
+    "lung", "lungs", "lobe", "lobes", "upper", "lower", "middle", "side", "view", "and", "again",
+    "twice", "thrice", "more", "a", "by", "please", ",", "sagittal", "write", "right", "left",
+    "lift", "then", "times", "once", "slightly", "further",
+}
+_SIDE_PREV = {
+    "to", "the", "move", "go", "rotate", "turn", "spin", "swing", "step", "scroll", "write",
+    "right", "left", "lift", "and", "more", "then", "further", "bit", "little", "slightly",
+    "sagittal", "from", "toward", "towards", "slide", "shift", "pan", "swivel", "tilt",
+}
+_SHORTHAND_NEXT = {"plus", "minus", "max", "min", "maximum", "minimum", "middle", "center",
+                   "up", "down", "view", "slice", "first", "last", "top", "bottom"}
+_STRUCT_NOUNS = {
+    "lung", "lungs", "lobe", "lobes", "nodule", "nodules", "airway", "airways", "trachea",
+    "bronchi", "tumor", "tumors", "rul", "rml", "rll", "lul", "lll", "model", "3d", "anatomy",
+    "upper", "lower", "middle", "left", "right", "lesion", "mass", "everything", "all",
+    "structures",
+}
+_FIELD_NOUNS = {
+    "age", "sex", "gender", "diagnosis", "comorbidities", "comorbidity", "height", "weight",
+    "bmi", "pft", "operation", "surgery", "tumor", "physical", "patient", "info", "information",
+    "pulmonary", "lung", "fev1", "fvc", "dlco", "spirometry",
+}
+_CLAUSE_START = {"", ",", "and", "then", "also", "please", "now", "next", "and then", "so"}
+
+
+_COMMAND_CUES = {
+    "show", "display", "open", "hide", "remove", "clear", "reset", "zoom", "rotate", "turn",
+    "spin", "move", "go", "scroll", "add", "enlarge", "magnify", "view", "slice", "slices",
+    "plane", "scan", "ct", "model", "3d", "lobe", "lobes", "lung", "lungs", "up", "down",
+    "left", "right", "forward", "back", "axial", "coronal", "sagittal", "nodule", "nodules",
+    "airway", "middle", "max", "min", "to", "plus", "minus", "and", "the",
+}
+
+
+def _commandish(toks: list[str], i: int) -> bool:
+    """Does the rest of the sentence read as a console command (or is it very short)?"""
+    others = [t for j, t in enumerate(toks) if j != i and t != ","]
+    if len(others) <= 2:
+        return True
+    strong = _COMMAND_CUES - {"to", "and", "the", "up", "down", "back", "right", "left"}
+    return any(t in strong or _NUM_RE.match(t) for t in others)
+
+
+def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
+    prev = toks[i - 1] if i > 0 else ""
+    nxt = toks[i + 1] if i + 1 < len(toks) else ""
+    nxt2 = toks[i + 2] if i + 2 < len(toks) else ""
+    rest = set(toks[:i]) | set(toks[i + 1:])
+    if kind == "always":
+        return True
+    if kind == "never":
+        return False
+    if kind == "cmd":
+        return _commandish(toks, i)
+    if kind == "ct":
+        # "city" is CT wherever the sentence is a console command (or the whole utterance).
+        verbs = {"show", "display", "open", "remove", "hide", "reset", "zoom", "close", "clear",
+                 "bring", "pull", "put", "scan", "scans", "image", "images", "view", "views",
+                 "slice", "slices", "move", "initialize", "check", "see"}
+        return len(toks) <= 2 or bool(rest & verbs) or nxt in ("scan", "image", "view")
+    if kind == "plane":
+        return (nxt in _PLANE_CTX or bool(_NUM_RE.match(nxt)) or prev in ("zoom", "on")
+                and nxt in ("", "view", "plane", ",", "and"))
+    if kind == "shorthand":
+        # a plane's shorthand before a step, position or view, or after "zoom"
+        before = toks[i - 2] if prev == "," and i > 1 else prev
+        return (bool(_NUM_RE.match(nxt)) or nxt in _SHORTHAND_NEXT
+                or before in ("zoom", "on") and nxt in ("", ",", "and", "view", "please"))
+    if kind == "plane_noun":
+        return nxt in ("plane", "view", "slice", "image")
+    if kind == "side":
+        if nxt in ("a", "an", "the", "down", "it", "this", "that", "me", "note", "notes", "up",
+                   "report", "off", "on", "in", "to", "home"):
+            return prev in ("move", "rotate", "turn", "go", "to") and nxt in ("a",) and \
+                nxt2 in ("bit", "little")
+        return nxt in _SIDE_NEXT or prev in _SIDE_PREV or nxt == "" and prev != ""
+    if kind == "zoom":
+        return nxt in ("in", "out", "into", "on", "onto", "toward", "towards")
+    if kind == "add":
+        # "at the nodules" at the start of a clause is "add the nodules".
+        if prev not in _CLAUSE_START:
+            return False
+        target = nxt2 if nxt in ("the", "a", "an", "both") else nxt
+        return target in _STRUCT_NOUNS or target in _FIELD_NOUNS
+    if kind == "lung":
+        return (prev in ("left", "right", "both", "the", "whole", "entire", "of", "show", "in")
+                and nxt not in ("time", "ago", "as", "way", "enough", "will", "term", "is")
+                and not (prev == "the" and nxt in ("", ",")) and prev != "how"
+                or nxt in ("lobe", "lobes", "nodule", "nodules", "model", "function", "volume",
+                           "capacity", "cancer"))
+    if kind == "lobe":
+        return prev in ("upper", "lower", "middle", "superior", "inferior", "this", "which")
+    if kind == "structure":
+        return prev in ("the", "show", "add", "hide", "remove", "lung", "on", "to", "and") and \
+            _commandish(toks, i)
+    return False
+
+
+def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Remove a leading wake word ("davinci", "da vinci", "the vinci", "hey davinci")."""
+    for start in range(0, min(8, len(tokens))):
+        if start and tokens[start - 1] not in _WAKE_FILLERS:
+            break
+        for width in (1, 2, 3):
+            span = tokens[start:start + width]
+            if len(span) < width or any(t == "," for t in span):
+                continue
+            joined = "".join(span)
+            score = fuzz.ratio(joined, _WAKE)
+            same_sound = jellyfish.metaphone(joined) in ("TFNS", "TFNX", "TFNK", "TFNX")
+            if score >= 80 or (same_sound and score >= 65) or (
+                    width >= 2 and span[-1] in ("vinci", "vinchi", "vinchy", "vincy", "vinci's")
+                    and span[0] in ("da", "the", "de", "de", "di", "duh", "a", "la")):
+                rest = tokens[start + width:]
+                while rest and rest[0] == ",":
+                    rest = rest[1:]
+                said = " ".join(tokens[:start + width])
+                if rest and rest != tokens:
+                    again, more = _strip_wake(rest)  # "davinci davinci, ...": said twice
+                    if more:
+                        return again, [(f"{said} {more[0][0]}", "", "wake word")]
+                return rest, [(said, "", "wake word")]
+    return tokens, []
+
+
+def _max_edits(n: int) -> int:
+    return 1 if n <= 6 else 2 if n <= 9 else 3
+
+
+def _fuzzy(tok: str, lex: Lexicon) -> str | None:
+    """A domain word the token most likely stands for, or None. Conservative on purpose:
+    few edits for the length (transpositions count once) and the sound must agree too."""
+    if len(tok) < 5 or not tok.isalpha():  # short words are too often other real words
+        return None
+    best = process.extractOne(tok, lex.words, scorer=OSA.distance,
+                              score_cutoff=_max_edits(len(tok)))
+    if best is None:
+        return None
+    word, _, _ = best
+    if word == tok or len(word) < 4:
+        return None
+    meta_t, meta_w = jellyfish.metaphone(tok), jellyfish.metaphone(word)
+    same_sound = meta_t == meta_w or jellyfish.nysiis(tok) == jellyfish.nysiis(word)
+    # Short words must sound the same ("cornal" ~ coronal, not "clean" ~ clear); long ones
+    # may differ a little in sound as well.
+    ok = same_sound if len(tok) <= 6 else same_sound or fuzz.ratio(meta_t, meta_w) >= 75
+    return word if ok and (tok[0] == word[0] or same_sound) else None
+
+
+# Lead-ins before the request itself: a time clause ("before we dock, ..."), an aside
+# ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
+# the last step ("that's too much, go down three"). Dropped only when a request follows.
+def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
+    i = 0
+    openers = language_words("lead_openers")
+    while i < len(tokens) and (tokens[i] in openers or tokens[i] == ","):
+        i += 1
+    for lead in phrases("lead_clauses"):
+        if tuple(tokens[i:i + len(lead)]) == lead and "," in tokens[i + len(lead):]:
+            cut = tokens.index(",", i + len(lead))
+            rest = tokens[cut + 1:]
+            said = " ".join(rest)
+            if len(rest) >= 2 and (has_domain_content(said) or sounds_like_command(said)):
+                return _drop_lead_in(rest)[0], " ".join(tokens[:cut + 1])
+    for frame in phrases("polite_frames"):
+        n = len(frame)
+        if tuple(tokens[i:i + n]) == frame and len(tokens) > i + n:
+            return tokens[:i] + tokens[i + n:], " ".join(frame)
+    return tokens, ""
+
+
+# Words a merged token may start with ("showbmi", "corplus", "sagmax"): command verbs and
+# the planes' names and shorthand.
+_SPLIT_LEFT = frozenset(_words("""
+show hide add remove zoom move rotate reset clear display open turn go cor sag ax axial coronal
+sagittal
+"""))
+# Long domain words a recogniser splits in two ("in farrier" = inferior).
+_JOIN_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 7))
+# Metaphone codes of "zoomin" and its voiced/unvoiced neighbours (z~s~j, t~d)
+_ZOOM_IN_SOUNDS = frozenset({"SMN", "JMN", "TMN"})
+_PLANE_PREFIXES = (("sag", "sagittal"), ("cor", "coronal"), ("axi", "axial"))
+
+
+def _is_known(tok: str, lex: Lexicon, protected: frozenset[str] | set[str]) -> bool:
+    return (tok in lex or tok in PROTECTED_WORDS or tok in protected or tok in _CONTENT
+            or tok in _CONFUSIONS or tok == "," or bool(_NUM_RE.match(tok))
+            or not tok.isalpha())
+
+
+def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
+                    changes: list[tuple[str, str, str]]) -> list[str]:
+    """Repair word boundaries the recogniser got wrong, on words it does not know:
+    * merged: a command verb or plane run into a console word ("showbmi" → show bmi,
+      "corplus 40" → cor plus 40, "sagmax" → sag max);
+    * split: a short word and a fragment that together sound like a long domain word
+      ("move in, farrier 15" → move inferior 15: same metaphone, close spelling);
+    * a plane heard with a garbled ending before a step ("sagible 200", "coralanol -50")."""
+    known = lex.words and frozenset(lex.words) | protected | _CONTENT
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
+        if _is_known(tok, lex, protected) or len(tok) < 4:
+            out.append(tok)
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        split = next(((tok[:k], tok[k:]) for k in range(2, len(tok) - 1)
+                      if tok[:k] in _SPLIT_LEFT and tok[k:] in known and len(tok[k:]) >= 2),
+                     None)
+        if split:
+            changes.append((tok, " ".join(split), "merged words"))
+            out.extend(split)
+            continue
+        if nxt in ("on", "onto") and jellyfish.metaphone(tok) in _ZOOM_IN_SOUNDS and \
+                _commandish(tokens, i):
+            # "zoom in on the nodule" run together: "Zimmon on", "Jimin on", "Tymion on"
+            changes.append((tok, "zoom in", "merged words"))
+            out.extend(["zoom", "in"])
+            continue
+        j = len(out) - 1
+        if j >= 0 and out[j] == "," and j >= 1:
+            j -= 1
+        if j >= 0 and out[j].isalpha() and len(out[j]) <= 3:
+            joined = out[j] + tok
+            code = jellyfish.metaphone(joined)
+            hit = next((w for w in _JOIN_TARGETS if jellyfish.metaphone(w) == code
+                        and fuzz.ratio(joined, w) >= 70), None)
+            if hit:
+                changes.append((" ".join(out[j:] + [tok]), hit, "split word"))
+                del out[j:]
+                out.append(hit)
+                continue
+        if _NUM_RE.match(nxt) or nxt in _SHORTHAND_NEXT:
+            plane = next((p for pre, p in _PLANE_PREFIXES
+                          if tok.startswith(pre) and fuzz.ratio(tok, p) >= 62), None)
+            if plane:
+                changes.append((tok, plane, "a plane before a step"))
+                out.append(plane)
+                continue
+        out.append(tok)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# disfluencies: a spoken false start is corrected by what follows it
+# ---------------------------------------------------------------------------------------------
+
+_FILLERS = frozenset({"uh", "um", "umm", "uhm", "uhh", "er", "erm", "hmm", "ah", "eh"})
+# Words whose repetition is meaningful ("left left left" = three steps, "more more"); every
+# other word said twice in a row is a stutter ("go go down", "the the CT").
+_REPEAT_MEANS = frozenset(_words("""
+    left right up down forward forwards front back backward backwards anterior posterior
+    superior inferior upward downward upwards downwards ahead higher lower deeper shallower
+    leftward rightward more again in out bigger smaller closer further very much"""))
+# Words filling the same slot: one said after a filler replaces one said before it
+# ("rotate horizontal uh vertically", "axial uh coronal 40", "left uh right").
+_SLOT_CLASSES = (
+    frozenset({"axial", "coronal", "sagittal"}),
+    frozenset({"horizontal", "horizontally", "vertical", "vertically"}),
+    frozenset({"left", "right", "up", "down", "forward", "back", "backward", "anterior",
+               "posterior", "superior", "inferior"}),
+    frozenset({"rul", "rml", "rll", "lul", "lll"}),
+)
+
+
+def _same_slot(a: str, b: str) -> bool:
+    """Does ``b`` (said after a filler) take the place of ``a`` (said before it)?"""
+    if a == b or (len(a) >= 3 and b.startswith(a) and not _NUM_RE.match(a)
+                  and a not in _FUNCTION_WORDS):
+        return True  # a restart, or a word cut off and said in full ("the" is no cut-off)
+    return any(a in cls and b in cls for cls in _SLOT_CLASSES)
+
+
+def _restarted(before: list[str], after: list[str]) -> int:
+    """How many words before a filler the words after it say again: the same words up to a
+    last one in the same slot ("zoom in on the uh zoom in on the RUL" → 4, "the coronal uh
+    the sagittal" → 2, "left uh right" → 1); 0 when the speaker just paused."""
+    for k in range(min(6, len(before), len(after)), 0, -1):
+        seg = before[-k:]
+        if "," not in seg and after[:k - 1] == seg[:-1] and _same_slot(seg[-1], after[k - 1]):
+            return k
+    return 0
+
+
+def _repair_disfluencies(tokens: list[str]) -> list[str]:
+    """Collapse stutters and false starts to the final intent: "go go down uh 15" →
+    "go down 15", "coronal uh coronal +40" → "coronal +40", "rotate horizontal uh
+    vertically" → "rotate vertically". Fillers go; a command of fillers only stays as it is
+    (it is silence, for the validator)."""
+    if all(t in _FILLERS or t == "," for t in tokens):
+        return tokens
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _FILLERS:
+            del out[len(out) - _restarted(out, tokens[i + 1:]):]
+            i += 1
+            continue
+        if out and tok == out[-1] and tok not in _REPEAT_MEANS and tok != "," and \
+                not _NUM_RE.match(tok):
+            i += 1  # a stutter
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def correct(text: str, lexicon: Lexicon | None = None,
+            protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
+    """Repair speech-recognition errors in a normalised text against the domain lexicon.
+
+    ``protected`` adds words that are right as they are (e.g. a grammar tier's vocabulary).
+    """
+    lex = lexicon or DEFAULT_LEXICON
+    changes: list[tuple[str, str, str]] = []
+    tokens = tokens_of(text)
+    tokens, wake = _strip_wake(tokens)
+    changes.extend(wake)
+    joined = " ".join(tokens)
+    # "L, L, L": a spelled abbreviation with a pause after each letter
+    joined = re.sub(r"\b([a-z]) , (?=[a-z]\b)", r"\1 ", joined)
+    for pat, rep, why in _PHRASES:
+        def _sub(m: re.Match[str], rep: Any = rep, why: str = why) -> str:
+            new = rep(m) if callable(rep) else m.expand(rep)
+            if new != m.group(0):
+                changes.append((m.group(0), new, why))
+            return new
+        joined = pat.sub(_sub, joined)
+    tokens = joined.split()
+    tokens, lead = _drop_lead_in(tokens)
+    if lead:
+        changes.append((lead, "", "a lead-in, not part of the command"))
+    tokens = _split_and_join(tokens, lex, protected, changes)
+    out: list[str] = list(tokens)
+    for i, tok in enumerate(tokens):
+        if tok in _CONFUSIONS:
+            meant, ctx = _CONFUSIONS[tok]
+            if meant != tok and _ctx_ok(ctx, out, i):
+                changes.append((tok, meant, f"sounds like '{meant}' here"))
+                out[i] = meant
+            continue
+        if tok in lex or tok in PROTECTED_WORDS or tok in protected or tok == "," or \
+                _NUM_RE.match(tok):
+            continue
+        cand = _fuzzy(tok, lex)
+        if cand is not None:
+            changes.append((tok, cand, "close in spelling and sound"))
+            out[i] = cand
+    fluent = _repair_disfluencies(out)
+    if fluent != out:
+        changes.append((" ".join(out), " ".join(fluent), "a stutter or false start"))
+    result = " ".join(fluent)
+    result = re.sub(r"\s+,", ",", result).strip(" ,")
+    return CorrectionResult(result, changes)
