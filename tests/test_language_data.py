@@ -121,3 +121,30 @@ def test_a_broken_hospital_exemplar_file_is_left_out_with_the_reason(
     assert "brand.new" not in keys and "iv.show" in keys
     found = language.problems()
     assert len(found) == 1 and "brand.new" in found[0] and "kind" in found[0]
+
+
+def test_a_hospital_adds_an_out_of_scope_class_without_python(hospital_words: Path) -> None:
+    con = Console()
+    con.say("show the ct")
+    said = "turn the bair hugger up"
+    assert "out of scope" not in con.interp.interpret(said, con.state, con.memory).reason.lower()
+    (hospital_words / "out_of_scope.toml").write_text(
+        '[[class]]\nwhy = "the patient warmer is not controlled here"\n'
+        "patterns = ['bair hugger', 'warmer']\n", encoding="utf-8")
+    language.reload()
+    it = con.interp.interpret(said, con.state, con.memory)
+    assert not it.valid and "warmer is not controlled here" in it.reason
+    assert language.problems() == []
+
+
+def test_a_hospital_out_of_scope_pattern_that_is_not_valid_is_left_out(
+        hospital_words: Path) -> None:
+    (hospital_words / "out_of_scope.toml").write_text(
+        "[[class]]\nwhy = \"x\"\npatterns = ['(unclosed']\n", encoding="utf-8")
+    language.reload()
+    found = language.problems()
+    assert len(found) == 1 and "(unclosed" in found[0] and "not valid" in found[0]
+    con = Console()
+    con.say("show the ct")
+    assert con.snap["iv"]["mode"] == "small_views"
+    assert not con.interp.interpret("pass me the stapler", con.state, con.memory).valid

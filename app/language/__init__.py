@@ -46,7 +46,10 @@ def problems() -> list[str]:
 
     _classes()
     _rewrites()
+    from app.language.scope import scope  # imports this module
+
     exemplar_records()
+    scope()
     return list(_PROBLEMS)
 
 
@@ -88,6 +91,9 @@ def reload() -> None:
     from app.language.exemplars import exemplar_records  # imports this module
 
     exemplar_records.cache_clear()
+    from app.language.scope import scope  # imports this module
+
+    scope.cache_clear()
 
 
 def words(name: str) -> frozenset[str]:
