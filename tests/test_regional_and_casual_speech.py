@@ -66,3 +66,11 @@ def test_the_scanner_is_the_ct() -> None:
     con = Console()
     con.say("davinci, I would like to see the scanner, please")
     assert con.snap["iv"]["mode"] == "small_views"
+
+
+def test_a_comparison_after_a_remark_is_no_request() -> None:
+    con = Console()
+    con.say("show the ct")
+    it = con.interp.interpret("Nice, that's a big nodule, bigger than I thought.", con.state,
+                              con.memory)
+    assert not (it.valid and it.decision.confidence >= 0.75 and it.decision.steps)

@@ -324,7 +324,7 @@ def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
         while rest and rest[0] == ",":
             rest = rest[1:]
         if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS)) and \
-                not _is_statement(rest):
+                not _is_statement(rest) and "than" not in rest:  # "bigger than I thought"
             r.tokens, r.statement = _with_referent(rest, tokens[:cut]), False
             return True
     return False
