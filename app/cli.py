@@ -58,6 +58,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         "(default datasets/dev.jsonl)")
     b.add_argument("--visa-per-session", type=int, default=None,
                    help="first N commands of each session for fast vs visa (default 2)")
+    st = sub.add_parser("settings", help="show the effective settings (VISA_* variables)")
+    st.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 
 
@@ -87,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.eval.harness import run_eval_command
 
         return run_eval_command(args)
+    if args.command == "settings":
+        from app.runtime.settings import run_settings_command
+
+        return run_settings_command(as_json=args.json)
     if args.command == "bench":
         from app.eval.bench import run_bench_command
 

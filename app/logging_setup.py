@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 
 from platformdirs import user_log_dir
+
+from app.runtime.settings import settings
 
 
 class JsonFormatter(logging.Formatter):
@@ -29,7 +30,7 @@ class JsonFormatter(logging.Formatter):
 
 
 def log_dir() -> Path:
-    return Path(os.environ.get("VISA_LOG_DIR") or user_log_dir("visa-console"))
+    return settings().log_dir or Path(user_log_dir("visa-console"))
 
 
 def setup_logging(level: int = logging.INFO) -> None:

@@ -10,11 +10,11 @@ plain reason; the lexicon alone always works.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.agents.interpreter import FastInterpreter
+from app.runtime.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class InterpreterConfig:
     @classmethod
     def from_env(cls) -> InterpreterConfig:
         """``VISA_TIERS`` = comma list of the optional tiers to use (default "semantic,llm")."""
-        raw = os.environ.get("VISA_TIERS")
+        raw = settings().tiers
         if raw is None:
             return cls()
         names = {t.strip().lower() for t in raw.split(",") if t.strip()}

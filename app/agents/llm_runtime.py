@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from app.runtime.scheduler import HEAVY_STAGE_LOCK, HeavyStageLock
+from app.runtime.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -320,9 +321,9 @@ class _JsonCloser:
 # ------------------------------------------------------------------ local llama.cpp
 def default_state_dir() -> Path:
     """Where warmed prefix states are kept: ``$VISA_CACHE_DIR/llm-state`` or the user cache."""
-    env = os.environ.get("VISA_CACHE_DIR")
+    env = settings().cache_dir
     if env:
-        return Path(env) / "llm-state"
+        return env / "llm-state"
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("visa-console")) / "llm-state"
@@ -1200,31 +1201,32 @@ def make_runtime(config: Mapping[str, Any] | None = None, *, shared: bool = True
     ``persist``.
     """
     cfg = dict(config or {})
+    env = settings()
     if shared:
-        key = json.dumps({**cfg, "_env": [os.environ.get(k) for k in (
-            "VISA_LLM_URL", "VISA_LLM_MODEL", "VISA_LLM_MODEL_ID", "VISA_LLM_THREADS",
-            "VISA_CACHE_DIR")]}, sort_keys=True, default=str)
+        key = json.dumps({**cfg, "_env": [env.llm_url, env.llm_model, env.llm_model_id,
+                                          env.llm_threads, env.cache_dir]},
+                         sort_keys=True, default=str)
         with _SHARED_LOCK:
             rt = _SHARED.get(key)
             if rt is None:
                 rt = _SHARED[key] = make_runtime(cfg, shared=False)
             return rt
-    url = cfg.get("url") or os.environ.get("VISA_LLM_URL")
+    url = cfg.get("url") or env.llm_url
     backend = cfg.get("backend") or ("remote" if url else "local")
     if backend == "remote":
         if not url:
             raise ValueError("The remote LLM backend needs a URL (VISA_LLM_URL or 'url').")
         return RemoteOpenAI(
-            url, cfg.get("model") or os.environ.get("VISA_LLM_MODEL") or "default",
-            api_key=cfg.get("api_key") or os.environ.get("VISA_LLM_API_KEY"),
+            url, cfg.get("model") or env.llm_model or "default",
+            api_key=cfg.get("api_key") or env.llm_api_key,
             response_format=cfg.get("response_format", "auto"))
     if backend != "local":
         raise ValueError(f"unknown LLM backend {backend!r} (use 'local' or 'remote')")
     return LocalLlama(
-        cfg.get("model_id") or os.environ.get("VISA_LLM_MODEL_ID") or DEFAULT_MODEL_ID,
+        cfg.get("model_id") or env.llm_model_id or DEFAULT_MODEL_ID,
         model_file=cfg.get("model_file"),
         n_ctx=int(cfg.get("n_ctx", 2048)),
-        n_threads=int(cfg.get("n_threads") or os.environ.get("VISA_LLM_THREADS") or 2),
+        n_threads=int(cfg.get("n_threads") or env.llm_threads or 2),
         n_batch=int(cfg.get("n_batch", 256)),
         state_dir=cfg.get("state_dir"),
         persist=bool(cfg.get("persist", True)),

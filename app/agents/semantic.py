@@ -81,6 +81,7 @@ from app.language.vocabulary import (
     STRUCT_WORDS,
     VOCABULARY,
 )
+from app.runtime.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +99,9 @@ class EmbedderUnavailable(RuntimeError):
 
 def cache_root() -> Path:
     """``$VISA_CACHE_DIR/semantic`` or ``user_cache_dir("visa-console")/semantic``."""
-    env = os.environ.get("VISA_CACHE_DIR")
+    env = settings().cache_dir
     if env:
-        return Path(env).expanduser() / "semantic"
+        return env / "semantic"
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("visa-console")) / "semantic"

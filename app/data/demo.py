@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from app.runtime.settings import settings
+
 log = logging.getLogger(__name__)
 
 VERSION = "v1"
@@ -118,9 +120,9 @@ class DemoCaseError(RuntimeError):
 # ----------------------------------------------------------------------------- locations
 def data_dir() -> Path:
     """The user data directory (``$VISA_DATA_DIR`` overrides the platform default)."""
-    env = os.environ.get(ENV_DATA_DIR)
+    env = settings().data_dir
     if env:
-        return Path(env).expanduser()
+        return env
     import platformdirs
 
     return Path(platformdirs.user_data_dir("visa-console"))

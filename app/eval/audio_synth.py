@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from app.eval import noise as N
+from app.runtime.settings import settings
 
 SR = 16000
 LEVEL_DBFS = -20.0  # active-speech RMS of every clip
@@ -88,9 +89,9 @@ DATASETS_DIR = Path(__file__).resolve().parents[2] / "datasets"
 
 def default_cache_dir() -> Path:
     """``$VISA_AUDIO_CACHE``, else the user cache dir ``visa-console/audio-dataset``."""
-    env = os.environ.get("VISA_AUDIO_CACHE")
+    env = settings().audio_cache
     if env:
-        return Path(env).expanduser()
+        return env
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("visa-console")) / "audio-dataset"

@@ -58,6 +58,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from app.runtime.settings import settings
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
 
@@ -450,7 +452,7 @@ def _bench_llm_prefix(cfg: BenchConfig) -> dict[str, Any]:
     """scripts/bench_llm.py's stage measurements, every run kept (medians, paired ratios)."""
     from app.agents.llm_runtime import DEFAULT_MODEL_ID
 
-    model_id = cfg.llm_model_id or os.environ.get("VISA_LLM_MODEL_ID") or DEFAULT_MODEL_ID
+    model_id = cfg.llm_model_id or settings().llm_model_id or DEFAULT_MODEL_ID
     with tempfile.TemporaryDirectory(prefix="visa-bench-llm-") as tmp:
         out = Path(tmp) / "bench_llm.json"
         # In a child process: bench_llm loads its own copy of the model (it clears caches and

@@ -9,11 +9,12 @@ queries the data; what a class means is said in the file beside it.
 from __future__ import annotations
 
 import logging
-import os
 import tomllib
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
 from pathlib import Path
+
+from app.runtime.settings import settings
 
 DATA_DIR = Path(__file__).with_name("data")
 log = logging.getLogger(__name__)
@@ -54,8 +55,8 @@ def problems() -> list[str]:
 
 
 def _hospital_file(name: str) -> Path | None:
-    extra = os.environ.get("VISA_LANGUAGE_DIR")
-    path = Path(extra) / name if extra else None
+    extra = settings().language_dir
+    path = extra / name if extra else None
     return path if path is not None and path.is_file() else None
 
 

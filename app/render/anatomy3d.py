@@ -66,6 +66,7 @@ import numpy as np
 
 from app.core.vocab import AR_VIEWS, LOBES
 from app.render.ar_animation import ARAnimator, CameraPose
+from app.runtime.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ _probe_result: tuple[str | None, str | None] | None = None
 def window_candidates() -> list[str]:
     """Render window classes to try, most suitable first."""
     names: list[str] = []
-    env = os.environ.get("VISA_VTK_WINDOW") or os.environ.get("VTK_DEFAULT_OPENGL_WINDOW")
+    env = settings().vtk_window or os.environ.get("VTK_DEFAULT_OPENGL_WINDOW")
     if env:
         names.append(env)
     if sys.platform.startswith("linux"):

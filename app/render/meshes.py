@@ -47,6 +47,8 @@ from vtkmodules.vtkFiltersCore import (
     vtkWindowedSincPolyDataFilter,
 )
 
+from app.runtime.settings import settings
+
 log = logging.getLogger(__name__)
 
 # Bump when the surface pipeline changes: old cache files are then simply not found.
@@ -299,9 +301,9 @@ def polydata_from_mesh(mesh: Any, target_triangles: int | None = None) -> vtkPol
 
 def default_cache_dir() -> Path:
     """``$VISA_CACHE_DIR`` or the per-user cache folder of the console."""
-    env = os.environ.get("VISA_CACHE_DIR")
+    env = settings().cache_dir
     if env:
-        return Path(env)
+        return env
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("visa-console"))

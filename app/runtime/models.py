@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from app.runtime.settings import settings
+
 log = logging.getLogger(__name__)
 
 CHUNK = 4 * 1024 * 1024
@@ -148,14 +150,13 @@ def repo_root() -> Path:
 
 
 def default_manifest_path() -> Path:
-    env = os.environ.get("VISA_MODELS_MANIFEST")
-    return Path(env) if env else repo_root() / "assets" / "models" / "manifest.toml"
+    return settings().models_manifest or repo_root() / "assets" / "models" / "manifest.toml"
 
 
 def models_dir() -> Path:
-    env = os.environ.get("VISA_MODELS_DIR")
+    env = settings().models_dir
     if env:
-        return Path(env)
+        return env
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("visa-console")) / "models"

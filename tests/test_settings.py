@@ -1,0 +1,59 @@
+"""One settings object (app/runtime/settings.py): every VISA_* variable declared once, read
+from the environment on each call, a bad value named in plain words, secrets masked."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.runtime.settings import VARIABLES, SettingsError, describe, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_unset_variables_are_none_and_paths_are_expanded() -> None:
+    s = settings({"VISA_CACHE_DIR": "~/cache", "VISA_LLM_THREADS": "3"})
+    assert s.cache_dir == Path("~/cache").expanduser() and s.llm_threads == 3
+    assert s.log_dir is None and s.tiers is None
+
+
+def test_an_empty_tier_list_means_no_optional_tier() -> None:
+    assert settings({"VISA_TIERS": ""}).tiers == ""
+    assert settings({}).tiers is None
+
+
+def test_a_bad_number_is_named_in_plain_words() -> None:
+    with pytest.raises(SettingsError, match="VISA_LLM_THREADS must be a whole number"):
+        settings({"VISA_LLM_THREADS": "two"})
+
+
+def test_the_api_key_is_masked_when_described() -> None:
+    rows = {n: v for n, v, _ in describe({"VISA_LLM_API_KEY": "s3cret"})}
+    assert rows["VISA_LLM_API_KEY"] == "********" and "s3cret" not in str(rows)
+
+
+def test_no_module_reads_a_visa_variable_but_the_settings() -> None:
+    declared = {v.name for v in VARIABLES}
+    readers = []
+    for path in (ROOT / "app").rglob("*.py"):
+        if path.name == "settings.py":
+            continue
+        for name in re.findall(r"environ(?:\.get)?\(\s*\"(VISA_[A-Z_]+)\"|getenv\(\"(VISA_\w+)",
+                               path.read_text(encoding="utf-8")):
+            readers.append((path.name, name))
+    assert readers == [], readers
+    assert "VISA_LANGUAGE_DIR" in declared
+
+
+def test_the_settings_command_lists_every_variable(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "app.cli", "settings"], cwd=ROOT, text=True,
+                         capture_output=True, env={"PATH": "/usr/bin:/bin",
+                                                   "VISA_LOG_DIR": str(tmp_path),
+                                                   "VISA_LLM_API_KEY": "k"}, check=True)
+    for v in VARIABLES:
+        assert v.name in out.stdout
+    assert str(tmp_path) in out.stdout and " k\n" not in out.stdout
