@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 
 from app.agents.decision import Decision, Memory, Tier
+from app.agents.embedding import Embedder, EmbedderUnavailable
 from app.agents.exemplars import ACTION_INTENTS, INTENTS, INTENTS_BY_KEY, Intent
 from app.agents.grammar_clauses import ACCEPT
 from app.agents.interpreter import FastInterpreter, Interpretation, apply
-from app.agents.semantic import Embedder, EmbedderUnavailable, SemanticTier
+from app.agents.semantic import SemanticTier
 from app.core.actions import ACTIONS
 from app.core.registry import Actor, CommandRegistry
 from app.core.state import CaseContext, ConsoleState
