@@ -33,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.agents import prompts  # noqa: E402
 from app.agents.decision import Memory  # noqa: E402
-from app.agents.llm_runtime import LLMResult, LocalLlama, StagePrompt, chatml_prefix  # noqa: E402
+from app.agents.llm_local import LocalLlama  # noqa: E402
 from app.agents.llm_tier import LLMTier  # noqa: E402
+from app.agents.llm_types import LLMResult, StagePrompt, chatml_prefix  # noqa: E402
 from app.core.registry import CommandRegistry  # noqa: E402
 from app.core.state import CaseContext, ConsoleState  # noqa: E402
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.agents import prompts
-from app.agents.llm_runtime import LLMResult, StagePrompt, WarmHandle, parse_json_answer
+from app.agents.llm_types import LLMResult, StagePrompt, WarmHandle, parse_json_answer
 from app.eval import bench
 from app.eval.bench import BenchConfig, dist, parse_skip, run_bench
 

@@ -14,23 +14,22 @@ from typing import Any
 import pytest
 
 from app.agents import prompts
-from app.agents.llm_runtime import (
+from app.agents.llm_local import LocalLlama, default_state_dir
+from app.agents.llm_remote import RemoteOpenAI
+from app.agents.llm_runtime import make_runtime
+from app.agents.llm_types import (
     DEFAULT_MODEL_ID,
     ERR_PARSE,
     ERR_SCHEMA,
     ERR_TIMEOUT,
     ERR_TRUNCATED,
     ERR_UNAVAILABLE,
-    HeavyStageLock,
-    LocalLlama,
-    RemoteOpenAI,
     StagePrompt,
     chatml_prefix,
     check_json,
-    default_state_dir,
-    make_runtime,
     parse_json_answer,
 )
+from app.runtime.scheduler import HeavyStageLock
 
 SMALL_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0},
                                                  "ok": {"type": "boolean"}},

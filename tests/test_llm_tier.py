@@ -19,20 +19,20 @@ import pytest
 
 from app.agents import prompts
 from app.agents.decision import Decision, Memory
-from app.agents.llm_runtime import (
+from app.agents.llm_local import LocalLlama
+from app.agents.llm_remote import RemoteOpenAI
+from app.agents.llm_runtime import make_runtime
+from app.agents.llm_tier import LLMTier, StreamingPlanParser
+from app.agents.llm_types import (
     DEFAULT_MODEL_ID,
     ERR_TIMEOUT,
     FAST_MODEL_ID,
     LLMResult,
-    LocalLlama,
-    RemoteOpenAI,
     StagePrompt,
     WarmHandle,
     check_json,
-    make_runtime,
     parse_json_answer,
 )
-from app.agents.llm_tier import LLMTier, StreamingPlanParser
 from app.core.registry import Actor, CommandRegistry, Step
 from app.core.state import CaseContext, ConsoleState
 

@@ -20,8 +20,8 @@ pytest.importorskip("pytestqt")
 
 from app.agents.decision import Memory  # noqa: E402
 from app.agents.interpreter import FastInterpreter  # noqa: E402
-from app.agents.llm_runtime import LLMResult, StagePrompt, WarmHandle  # noqa: E402
 from app.agents.llm_tier import LLMTier  # noqa: E402
+from app.agents.llm_types import LLMResult, StagePrompt, WarmHandle  # noqa: E402
 from app.agents.orchestrator import Orchestrator  # noqa: E402
 from app.core.state import ConsoleState  # noqa: E402
 from app.session.loader import LoadedCase  # noqa: E402

@@ -12,14 +12,14 @@ import pytest
 
 from app.agents import prompts
 from app.agents.decision import Memory
-from app.agents.llm_runtime import (
+from app.agents.llm_local import LocalLlama
+from app.agents.llm_runtime import make_runtime
+from app.agents.llm_types import (
     DEFAULT_MODEL_ID,
     ERR_TIMEOUT,
     LLMResult,
-    LocalLlama,
     StagePrompt,
     WarmHandle,
-    make_runtime,
     parse_json_answer,
 )
 from app.agents.visa_strategy import VisaStrategy, choose_next

@@ -29,7 +29,7 @@ from typing import Any
 
 from app.agents import prompts
 from app.agents.decision import Decision, Memory
-from app.agents.llm_runtime import (
+from app.agents.llm_types import (
     ERR_TIMEOUT,
     ERR_UNAVAILABLE,
     LLMResult,

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from app.agents.decision import Memory
-from app.agents.llm_runtime import StagePrompt
+from app.agents.llm_types import StagePrompt
 from app.core.actions import ACTIONS, Action
 from app.core.params import Param
 from app.core.state import ConsoleState

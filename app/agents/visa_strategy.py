@@ -34,8 +34,8 @@ from typing import Any
 
 from app.agents import prompts
 from app.agents.decision import Decision, Memory
-from app.agents.llm_runtime import LLMRuntime, ProgressFn, WarmHandle
 from app.agents.llm_tier import LLMTier
+from app.agents.llm_types import LLMRuntime, ProgressFn, WarmHandle
 from app.core.state import ConsoleState
 from app.core.vocab import AGENTS
 

@@ -450,7 +450,7 @@ def section_interpreter(cfg: BenchConfig, ctx: dict[str, Any]) -> dict[str, Any]
 # ================================================================================ llm
 def _bench_llm_prefix(cfg: BenchConfig) -> dict[str, Any]:
     """scripts/bench_llm.py's stage measurements, every run kept (medians, paired ratios)."""
-    from app.agents.llm_runtime import DEFAULT_MODEL_ID
+    from app.agents.llm_types import DEFAULT_MODEL_ID
 
     model_id = cfg.llm_model_id or settings().llm_model_id or DEFAULT_MODEL_ID
     with tempfile.TemporaryDirectory(prefix="visa-bench-llm-") as tmp:
