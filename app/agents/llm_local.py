@@ -1,4 +1,5 @@
-"""The local LLM runtime: llama.cpp through llama-cpp-python, with the warmed prompt prefix\nkept in memory and on disk, aborts between tokens, and the heavy-stage CPU lock.
+"""The local LLM runtime: llama.cpp through llama-cpp-python, with the warmed prompt prefix
+kept in memory and on disk, aborts between tokens, and the heavy-stage CPU lock.
 """
 
 from __future__ import annotations

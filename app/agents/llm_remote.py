@@ -1,4 +1,5 @@
-"""The remote LLM runtime: an OpenAI-compatible server (llama.cpp server, vLLM, ...) asked over\nHTTP with the same prompt, schema and deadlines as the local one.
+"""The remote LLM runtime: an OpenAI-compatible server (llama.cpp server, vLLM, ...) asked over
+HTTP with the same prompt, schema and deadlines as the local one.
 """
 
 from __future__ import annotations

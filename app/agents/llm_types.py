@@ -1,4 +1,5 @@
-"""The LLM runtime's shared types (DESIGN §3 tier 4): results and timings, the stage prompt,\nthe ``LLMRuntime`` protocol and warm handle, JSON answer checking and ChatML formatting.
+"""The LLM runtime's shared types (DESIGN §3 tier 4): results and timings, the stage prompt,
+the ``LLMRuntime`` protocol and warm handle, JSON answer checking and ChatML formatting.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What the semantic tier reads besides the embedding: the clause text it embeds, the\nslots the grammar's readers find in the user's words, and plan comparison.
+"""What the semantic tier reads besides the embedding: the clause text it embeds, the
+slots the grammar's readers find in the user's words, and plan comparison.
 """
 
 from __future__ import annotations
