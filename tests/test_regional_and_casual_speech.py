@@ -74,3 +74,22 @@ def test_a_comparison_after_a_remark_is_no_request() -> None:
     it = con.interp.interpret("Nice, that's a big nodule, bigger than I thought.", con.state,
                               con.memory)
     assert not (it.valid and it.decision.confidence >= 0.75 and it.decision.steps)
+
+
+def test_a_dialect_interjection_is_not_a_name_called_out() -> None:
+    con = Console()
+    con.say("Abeg, show the CT scan.")
+    assert con.snap["iv"]["mode"] == "small_views"
+    con.say("Oya, scan left, left.")
+    assert con.snap["iv"]["pos"]["sagittal"] == 236
+    con.say("Naw, naw, back tae where we were.")
+    assert con.snap["iv"]["pos"]["sagittal"] == 256
+
+
+def test_scots_and_caribbean_function_words_are_read_as_plain_english() -> None:
+    con = Console()
+    con.say("Right, pit the CT oan the screen, wid ye.")
+    con.say("davinci, axial doon twenty.")
+    assert con.snap["iv"]["pos"]["axial"] == 44
+    con.say("Sagittal lef' forty.")
+    assert con.snap["iv"]["pos"]["sagittal"] == 216
