@@ -270,13 +270,13 @@ def test_real_window_answers_a_fast_command_within_5_s_while_the_llm_warms(qtbot
             pytest.skip("the default LLM is not installed")
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"the default LLM is not installed ({exc})")
-    from app.agents import llm_runtime
+    from app.agents import llm_local, llm_runtime
 
     # A fresh runtime with an empty prefix-state folder: the warm-up loads the model and
     # computes every prefix (tens of seconds on 2 cores), as on a first start. The semantic
     # tier and the demo case use their usual caches.
     monkeypatch.setattr(llm_runtime, "_SHARED", {})
-    monkeypatch.setattr(llm_runtime, "default_state_dir", lambda: tmp_path / "llm-state")
+    monkeypatch.setattr(llm_local, "default_state_dir", lambda: tmp_path / "llm-state")
     t0 = time.monotonic()
     w = MainWindow(mode="text", anatomy=None)
     qtbot.addWidget(w)
