@@ -8,9 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from app.runtime.settings import VARIABLES, SettingsError, describe, settings
+from app.runtime.settings import VARIABLES, describe, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,9 +24,11 @@ def test_an_empty_tier_list_means_no_optional_tier() -> None:
     assert settings({}).tiers is None
 
 
-def test_a_bad_number_is_named_in_plain_words() -> None:
-    with pytest.raises(SettingsError, match="VISA_LLM_THREADS must be a whole number"):
-        settings({"VISA_LLM_THREADS": "two"})
+def test_a_bad_number_is_named_in_plain_words_and_left_to_its_default() -> None:
+    s = settings({"VISA_LLM_THREADS": "two", "VISA_LOG_DIR": "/tmp/logs"})
+    assert s.llm_threads is None and s.log_dir == Path("/tmp/logs")
+    assert s.problems == ("VISA_LLM_THREADS must be a whole number, not 'two': the default "
+                          "is used",)
 
 
 def test_the_api_key_is_masked_when_described() -> None:

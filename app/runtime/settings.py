@@ -8,11 +8,14 @@ The environment is read on each call, so a test or an operator changing it is se
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -63,19 +66,22 @@ class Settings:
     llm_threads: int | None = None
     vtk_window: str | None = None
     audio_cache: Path | None = None
+    # Variables whose value cannot be used, in plain words: each is left unset (its default
+    # applies) so that one mistyped variable never stops the console.
+    problems: tuple[str, ...] = ()
 
 
 _TYPES = {f.name: f.type for f in fields(Settings)}
 
 
-class SettingsError(ValueError):
-    """A setting has a value the console cannot use; the message names it."""
+_WARNED: set[str] = set()
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """The effective settings (unset or empty variables are None)."""
+    """The effective settings (unset, empty or unusable variables are None)."""
     env = os.environ if environ is None else environ
     values: dict[str, object] = {}
+    problems: list[str] = []
     for v in VARIABLES:
         raw = (env.get(v.name) or "").strip()
         if not raw:
@@ -88,11 +94,16 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         elif "int" in kind:
             try:
                 values[v.field] = int(raw)
-            except ValueError as exc:
-                raise SettingsError(f"{v.name} must be a whole number, not {raw!r}") from exc
+            except ValueError:
+                problems.append(f"{v.name} must be a whole number, not {raw!r}: the default "
+                                "is used")
         else:
             values[v.field] = raw
-    return Settings(**values)  # type: ignore[arg-type]
+    for msg in problems:
+        if msg not in _WARNED:  # said once per process, not on every call
+            _WARNED.add(msg)
+            log.warning("%s", msg)
+    return Settings(**values, problems=tuple(problems))  # type: ignore[arg-type]
 
 
 def describe(environ: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
@@ -110,20 +121,19 @@ def run_settings_command(as_json: bool = False) -> int:
     """``visa-console settings``: every variable, its effective value and what it does."""
     import json
 
-    try:
-        rows = describe()
-    except SettingsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    rows = describe()
+    problems = settings().problems
     if as_json:
-        print(json.dumps([{"variable": n, "value": v, "help": h} for n, v, h in rows],
+        print(json.dumps({"settings": [{"variable": n, "value": v, "help": h}
+                                       for n, v, h in rows], "problems": list(problems)},
                          indent=2))
-        return 0
+        return 2 if problems else 0
     width = max(len(n) for n, _, _ in rows)
     for name, value, help_text in rows:
         print(f"{name:<{width}}  {value}\n{'':<{width}}  {help_text}")
-    return 0
+    for msg in problems:
+        print(f"problem: {msg}", file=sys.stderr)
+    return 2 if problems else 0
 
 
-__all__ = ["VARIABLES", "Settings", "SettingsError", "describe", "run_settings_command",
-           "settings"]
+__all__ = ["VARIABLES", "Settings", "describe", "run_settings_command", "settings"]
