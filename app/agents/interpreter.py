@@ -29,6 +29,7 @@ from app.language.command_words import DOMAIN_WORDS
 from app.language.correction import DEFAULT_LEXICON, Lexicon, correct
 from app.language.frames import unframe
 from app.language.normalize import normalize, tokens_of
+from app.language.soundalike import sound_alike_readings
 from app.language.validation import validate
 from app.language.vocabulary import VOCABULARY
 
@@ -153,7 +154,30 @@ class FastInterpreter:
                        decision=replace(again.decision, diagnostics={
                            **(again.decision.diagnostics or {}), "closing_request": tail}))
 
-    def _interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
+    def _heard_as(self, text: str, state: ConsoleState, memory: Memory
+                  ) -> Interpretation | None:
+        """The words a recogniser's text sounds like, when they read as a command and the
+        text itself does not ("row tate up", "a gain", "four ward twenty", "hide the
+        noodles"): each rewrite of the words the console does not know with a console term
+        that sounds almost the same is read by the grammar alone; it is used when at least
+        one reads confidently and all that do agree on the plan (else nothing is guessed)."""
+        found: list[Interpretation] = []
+        for heard in sound_alike_readings(text or ""):
+            again = self._interpret(heard, state, memory, grammar_only=True)
+            if again.valid and not again.empty and again.decision.steps and \
+                    again.decision.tier == self.lexicon.name:
+                found.append(again)
+        if not found or any(_plan(f.decision.steps) != _plan(found[0].decision.steps)
+                            for f in found[1:]):
+            return None
+        best = found[0]
+        heard = (text or "", best.raw, "sounds like a console word")
+        return replace(best, raw=text or "", corrections=[heard, *best.corrections],
+                       decision=replace(best.decision, diagnostics={
+                           **(best.decision.diagnostics or {}), "heard_as": best.raw}))
+
+    def _interpret(self, text: str, state: ConsoleState, memory: Memory,
+                   grammar_only: bool = False) -> Interpretation:
         ms: dict[str, float] = {}
         t0 = time.perf_counter()
         normalized = normalize(text or "")
@@ -187,6 +211,10 @@ class FastInterpreter:
                                 reason="undo: the state before the last command", undo=True)
             return done(decision, True, False, "")
         if not validity.valid:
+            if not grammar_only and not validity.reason.startswith("Out of scope"):
+                heard = self._heard_as(text, state, memory)
+                if heard is not None:
+                    return heard
             ms.update(route=0.0, decide=0.0)
             decision = Decision(valid=False, agent=None, confidence=1.0, tier=self.lexicon.name,
                                 reason=validity.reason)
@@ -207,7 +235,12 @@ class FastInterpreter:
         if decision.valid and decision.steps and decision.confidence > 0:
             considered.append(decision)
         ms.update(route=(t5 - t4) * 1e3, decide=(t6 - t5) * 1e3)
-        if decision.confidence < self.consult_below():
+        if not grammar_only and not analysis.statement and (
+                decision.confidence < self.accept or not decision.valid or not decision.steps):
+            heard = self._heard_as(text, state, memory)
+            if heard is not None:
+                return heard
+        if decision.confidence < self.consult_below() and not grammar_only:
             best = decision
             for tier in self.tiers:
                 # A cheap tier may be asked even about confident lexicon readings (it can catch
@@ -295,6 +328,10 @@ def closing_request(text: str) -> str | None:
         noun = noun if noun.startswith("the ") else "the " + noun
         tail = _PRONOUN.sub(noun, tail, count=1)
     return tail
+
+
+def _plan(steps: Sequence[Step]) -> list[tuple[str, str]]:
+    return [(s.action_id, repr(sorted(dict(s.params).items()))) for s in steps]
 
 
 def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:

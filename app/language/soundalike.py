@@ -21,9 +21,11 @@ from functools import lru_cache
 import jellyfish
 from rapidfuzz import fuzz
 
+from app.language import words as language_words
 from app.language.command_words import _CONTENT, _FUNCTION_WORDS, _NUM_RE, DOMAIN_WORDS
 from app.language.normalize import _NUMBER_WORDS, _ORDINALS, _SIGN_WORDS
 from app.language.validation import CommandScorer
+from app.language.vocabulary import VOCABULARY
 
 # How Whisper writes a term → how it is said (abbreviations are spelled out letter by letter).
 _SPOKEN: dict[str, str] = {
@@ -118,7 +120,9 @@ def _sign_readings(text: str) -> list[str]:
 
 
 def variants(text: str, *, max_span: int = 3, per_span: int = 2, limit: int = 8,
-             known: frozenset[str] = frozenset()) -> list[str]:
+             known: frozenset[str] = frozenset(),
+             min_similarity: float = MIN_SIMILARITY,
+             keep: frozenset[str] = frozenset()) -> list[str]:
     """``text`` rewritten with console terms where it holds words the console does not know.
 
     One rewrite per (span, term), best sounding first, then one with every unknown word's
@@ -133,10 +137,11 @@ def variants(text: str, *, max_span: int = 3, per_span: int = 2, limit: int = 8,
         for n in range(1, max_span + 1):
             for a in range(max(0, i - n + 1), i + 1):
                 b = a + n - 1
-                if b >= len(words) or any(_NUM_RE.match(words[k][2]) for k in range(a, b + 1)):
+                if b >= len(words) or any(_NUM_RE.match(words[k][2]) or
+                                          words[k][2].lower() in keep for k in range(a, b + 1)):
                     continue
                 span = text[words[a][0]:words[b][1]]
-                for term, sim in alike(span, per_span):
+                for term, sim in alike(span, per_span, min_similarity):
                     found.append((sim, a, b, term))
     found.sort(key=lambda f: -f[0])
     out: list[str] = []
@@ -164,6 +169,23 @@ def variants(text: str, *, max_span: int = 3, per_span: int = 2, limit: int = 8,
     return out[:limit]
 
 
+# Without audio to tell them apart, a rewrite is only proposed for words that sound and are
+# spelled almost as a console term ("row tate" ~ rotate 98, "noodles" ~ nodules 96, "macs" ~
+# max 89), never for near misses such as "nodes" ~ nodules (85), "bit more" ~ tumor (81) or
+# "table" ~ tall (77). Chosen on recogniser-style blind sets after their first measurement
+# (b, f, z, ab), not on the test split.
+TEXT_MIN_SIMILARITY = 88.0
+
+
+def sound_alike_readings(text: str, limit: int = 6) -> list[str]:
+    """Rewrites of a transcript with the console terms its unknown words sound like, for
+    text with no audio behind it: only near-identical sounds (:data:`TEXT_MIN_SIMILARITY`);
+    the caller still has to read a rewrite as a whole command."""
+    known = frozenset(VOCABULARY) | language_words("grammar_words")
+    return variants(text, limit=limit, known=known, min_similarity=TEXT_MIN_SIMILARITY,
+                    keep=language_words("negation_words"))
+
+
 class SoundalikeScorer(CommandScorer):
     """The recogniser's domain scorer (``app.voice.stt.DomainScorer``) with sound-alike
     rewrites: coverage and out-of-scope pinning from :class:`CommandScorer`, plus
@@ -178,5 +200,5 @@ class SoundalikeScorer(CommandScorer):
         return variants(text, limit=self.limit, known=self.vocabulary)
 
 
-__all__ = ["MIN_SIMILARITY", "SoundalikeScorer", "Term", "alike", "similarity", "terms",
-           "variants"]
+__all__ = ["MIN_SIMILARITY", "TEXT_MIN_SIMILARITY", "SoundalikeScorer", "Term", "alike",
+           "similarity", "sound_alike_readings", "terms", "variants"]
