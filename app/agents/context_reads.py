@@ -28,6 +28,7 @@ from app.agents.token_shapes import (
     _same_for_object,
 )
 from app.core.state import ConsoleState
+from app.language import words as language_words
 from app.language.normalize import tokens_of
 from app.language.vocabulary import (
     AR_VIEW_WORDS,
@@ -42,6 +43,8 @@ from app.language.vocabulary import (
 
 _GLUE_WORDS = {"and", "the", "a", "an", "then", "also", "too", "of", "on", "to", "in"}
 
+
+_OPENERS = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
 
 
 def _same_side(lx: GrammarTier, tokens: list[str], state: ConsoleState, memory: Memory
@@ -144,7 +147,9 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
     if cut is None:
         return None
     i, j = cut
-    pre = [t for t in tokens[:i] if t != ","]
+    # "Ag no, the other way", "Oh no, the coronal": an opening interjection is no part of
+    # what is corrected ("right, no, left" keeps its direction)
+    pre = [t for t in tokens[:i] if t != "," and t not in _OPENERS]
     post = tokens[j:]
     while post and post[0] in (",", "the"):
         post = post[1:]
@@ -181,6 +186,16 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
         base, replaced = _prepare(prev), prev
     if _has_head(post) and _VERBISH & set(post):
         return post, None  # a whole new command: "no, zoom in instead"
+    if pre and "," in post:
+        # corrected mid-sentence, then the sentence goes on: "coronal anterior, oh, make
+        # that posterior, 25", "take the axial, nah sorry, the coronal, minus 15": the
+        # sentence as said without the correction, with the corrected word in its place
+        k = post.index(",")
+        said, rest = post[:k], [t for t in post[k + 1:] if t != ","]
+        if said and rest and _correction_marker(rest) is None:
+            whole = _substitute(lx, [*pre, *rest], said, state, memory)
+            if whole is not None:
+                return whole, None
     best = _substitute(lx, base, post, state, memory)
     if best is None:
         verb = next((k for k, t in enumerate(base) if t in _VERBISH | HIDE_VERBS), None)

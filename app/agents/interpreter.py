@@ -25,8 +25,8 @@ from app.agents.token_shapes import is_undo
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
 from app.language import has_any
-from app.language.command_words import DOMAIN_WORDS
-from app.language.correction import DEFAULT_LEXICON, Lexicon, correct
+from app.language.command_words import DOMAIN_WORDS, has_domain_content
+from app.language.correction import DEFAULT_LEXICON, Lexicon, after_wake_word, correct
 from app.language.frames import unframe
 from app.language.normalize import normalize, tokens_of
 from app.language.soundalike import sound_alike_readings
@@ -99,7 +99,16 @@ class FastInterpreter:
         return max([self.accept, *(getattr(t, "consult_below", self.accept) for t in self.tiers)])
 
     def interpret(self, text: str, state: ConsoleState, memory: Memory) -> Interpretation:
-        tail = closing_request(text or "")
+        addressed = after_wake_word(text or "")
+        if addressed is not None:
+            # "Sure, doctor. Davinci, show the PFT": what came before the wake word was said
+            # to someone else; the console is spoken to from it on
+            mine = self.interpret(addressed, state, memory)
+            if mine.valid and not mine.empty:
+                return replace(mine, raw=text or "", decision=replace(
+                    mine.decision, diagnostics={**(mine.decision.diagnostics or {}),
+                                                "addressed_from_wake_word": addressed}))
+        tail = closing_request(text or "") or _after_a_remark(text or "")
         if tail is not None and is_undo(tokens_of(normalize(tail))):
             # "Hmm, that's the very edge. Take it back to where we were.": the remark before
             # an undo is no part of it
@@ -328,6 +337,15 @@ def closing_request(text: str) -> str | None:
         noun = noun if noun.startswith("the ") else "the " + noun
         tail = _PRONOUN.sub(noun, tail, count=1)
     return tail
+
+
+def _after_a_remark(text: str) -> str | None:
+    """The last clause, when the clauses before it name nothing the console shows ("Ah,
+    wrong one. Back to where we were"); None otherwise."""
+    parts = [p for p in _CLAUSE_BREAK.split(text.strip().lower()) if p]
+    if len(parts) < 2 or has_domain_content(normalize(" ".join(parts[:-1])), VOCABULARY):
+        return None
+    return parts[-1]
 
 
 def _plan(steps: Sequence[Step]) -> list[tuple[str, str]]:

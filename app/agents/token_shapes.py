@@ -63,7 +63,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
         # nodules" / "no spinning" are requests
         if t == "no" and nxt == "wait" and after_pause:
             found = (i, i + 2)  # "sagittal big, no wait, the coronal"
-        elif (t, nxt) in (("no", "sorry"), ("sorry", "no"), ("no", "no")) and 0 < i < n - 2:
+        elif (t, nxt) in (("no", "sorry"), ("sorry", "no"), ("no", "no"), ("nah", "sorry"),
+                          ("nope", "sorry")) and 0 < i < n - 2:
             found = (i, i + 2)  # "add the height no sorry the weight", with no pause
         elif t in ("wait", "nope", "nah", "scratch") and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "coronal plus 50, wait, minus 50"
@@ -86,9 +87,9 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             found = (i, i + 2)
         elif (t, nxt) in _CORRECTION_PAIRS and (after_pause or tokens[i - 1] in (
                 "actually", "sorry", "oh", "wait", "no", "nah")):  # "actually make that 320"
-            if t == "make" and not (i + 2 < n and (tokens[i + 2] == "the" or
-                                                   _is_num(tokens[i + 2]))):
-                continue
+            if t == "make" and not (i + 2 < n and (tokens[i + 2] == "the" or _kinds(
+                    [tokens[i + 2]]) & {"num", "dir", "plane", "field", "structure"})):
+                continue  # "make that posterior", "make it 320"; not "make it bigger"
             found = (i, i + 2)
     return found
 

@@ -31,6 +31,7 @@ from app.language.command_words import (
     sounds_like_command,
 )
 from app.language.normalize import (
+    normalize,
     tokens_of,
 )
 
@@ -209,6 +210,25 @@ def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]
                         return again, [(f"{said} {more[0][0]}", "", "wake word")]
                 return rest, [(said, "", "wake word")]
     return tokens, []
+
+
+_CLAUSE_END = re.compile(r"[.!?;,]+")
+
+
+def after_wake_word(text: str) -> str | None:
+    """What was said from a wake word that is not at the start ("Sure, doctor. Davinci, show
+    the PFT" → "Davinci, show the PFT"): the words before it were said to someone else. None
+    when the wake word opens the text or is not said."""
+    cuts = [m.end() for m in _CLAUSE_END.finditer(text)]
+    for start in cuts:
+        clause = text[start:]
+        toks = tokens_of(normalize(clause))
+        if not toks:
+            continue
+        _, wake = _strip_wake(toks)
+        if wake:
+            return clause.strip()
+    return None
 
 
 def _max_edits(n: int) -> int:
