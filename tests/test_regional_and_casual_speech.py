@@ -93,3 +93,21 @@ def test_scots_and_caribbean_function_words_are_read_as_plain_english() -> None:
     assert con.snap["iv"]["pos"]["axial"] == 44
     con.say("Sagittal lef' forty.")
     assert con.snap["iv"]["pos"]["sagittal"] == 216
+
+
+def test_a_term_of_address_after_a_pause_is_no_part_of_the_request() -> None:
+    con = Console()
+    con.say("Howay, davinci, put the CT on, pet.")
+    assert con.snap["iv"]["mode"] == "small_views"
+    con.say("show the 3d model")
+    con.say("Gis the left side view now, pet.")
+    assert con.snap["ar"]["view"] == "left"
+
+
+def test_the_pet_scan_named_as_such_stays_out_of_scope() -> None:
+    con = Console()
+    con.say("show the ct")
+    before = con.snap
+    assert con.say("show the CT and the PET") == []
+    assert con.say("show me the PET scan, the fused one") == []
+    assert con.snap == before

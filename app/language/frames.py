@@ -137,6 +137,9 @@ def _unframe(text: str) -> Framed | None:
     stop = len(toks)
     while True:  # tails, last first: "..., if that is all right, please"
         spans = [(a, b) for a, b in matches(toks[:stop], "request_tails") if b == stop]
+        # "put the CT on, pet": a term of address after a pause, never the PET scan
+        spans += [(a, b) for a, b in matches(toks[:stop], "terms_of_address")
+                  if b == stop and a > i and "," in text[raw[a - 1][2]:raw[a][1]]]
         if not spans or min(a for a, _ in spans) <= max(end, i):
             break
         stop = min(a for a, _ in spans)
