@@ -203,6 +203,13 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
             # "also add all the fields" is the patient box's, not the model's
             return (f"the words name the {', '.join(_DISPLAY_NAMES[a] for a in sorted(named))},"
                     f" not the {_DISPLAY_NAMES[agent]}")
+    if not named and not toks & (_EVERY_DISPLAY | _POINTERS) and any(
+            s.action_id.split(".", 1)[1] in ("REMOVE", "HIDE") for s in steps):
+        other = _not_console_words(tokens)
+        if other:
+            # "move the nurse's cart out of the way": a display is hidden only when named,
+            # pointed at, or said bare ("remove"), not when the words name another thing
+            return f"hides a display while the words name something else ({', '.join(other)})"
     for s in steps:
         agent, action = s.action_id.split(".", 1)
         p = dict(s.params)
@@ -252,6 +259,17 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
                 if not stepped:
                     return f"a {plane} slice number nobody said ({v})"
     return None
+
+
+_POINTERS = {"it", "this", "that", "them", "these", "those", "one"}
+
+
+def _not_console_words(tokens: Sequence[str]) -> list[str]:
+    """The words of ``tokens`` that the console's language does not hold."""
+    from app.language.command_words import _CONTENT, _FUNCTION_WORDS
+    from app.language.vocabulary import FILLER, VOCABULARY
+    return [t for t in tokens if t.isalpha() and t not in VOCABULARY and t not in _CONTENT
+            and t not in _FUNCTION_WORDS and t not in FILLER]
 
 
 def _display_words() -> dict[str, set[str]]:

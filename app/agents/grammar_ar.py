@@ -124,13 +124,17 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                     out.extend(keys)
             elif side in ("left", "right"):
                 out.append(f"{side}_lung")
+            elif kind in ("lobe", "lobes") and (toks[j:j + 1] == ["of"] and any(
+                    w in SIDES for w in toks[j + 1:j + 3])):
+                pass  # "the lobes of the right lung": the lung named next says which
             else:
                 out.append("lungs")
             i = max(j, i + 1)
             continue
         if t == "all" and out and toks[i + 1:i + 3] in (["of", "them"], ["of", "those"],
-                                                         ["of", "these"]):
-            c.use(i, i + 1, i + 2)  # "the lobes, all of them": the ones just named
+                                                         ["of", "these"], ["of", "it"]):
+            # "the lobes, all of them", "the right lung in, all of it": the ones just named
+            c.use(i, i + 1, i + 2)
             i += 3
             continue
         if t in ("everything", "all") and i + 1 < n and toks[i + 1] in (
@@ -404,6 +408,9 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                 direction = "vertical"
             elif c.has("spin", "spinning", "revolve", "orbit", "turntable"):
                 direction = "horizontal"  # spinning is the turntable turn
+            elif c.has(*REPEAT_WORDS) and state.ar.rotation != "static":
+                direction = state.ar.rotation  # "again rotate": the rotation said last
+                c.use_words(REPEAT_WORDS)
             else:
                 direction = "horizontal"
                 ctx.notes.append("rotation without a direction: turning horizontally")

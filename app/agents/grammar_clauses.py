@@ -15,6 +15,7 @@ from app.language.normalize import _NUMBER_WORDS
 from app.language.vocabulary import (
     _APPROXIMATORS,
     _PFT_RE,
+    _STEP_GLUE,
     AR_STRONG,
     AR_VIEW_WORDS,
     DIRECTIONS,
@@ -144,6 +145,38 @@ def _only_directions(toks: list[str]) -> bool:
     return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
 
 
+_POINTERS = (["this", "one"], ["that", "one"], ["this", "one", "here"], ["that", "one", "there"])
+_PRONOUNS = {"it", "this", "these", "that", "those", "them", "em", "one", "ones"}
+_MOVE_VERBS = {"bring", "put", "move", "go", "take", "set", "send", "make", "it", "you", "we",
+               "minus", "plus", "to", "at", "slice"}
+_VERB_TAIL = {"please", "on", "off", "up", "out", "in", "away", "for", "me", "us", "now",
+              "too", "also", "only", "just", "alone", "add", "show"}
+
+
+_DISPLAY_NOUNS = {"the", "patient", "patients", "box", "info", "information", "chart",
+                  "details", "data", "ct", "scan", "mpr", "images", "3d", "model", "anatomy",
+                  "reconstruction", "recon", "lungs", "lung"}
+
+
+def _names_a_display_only(toks: list[str]) -> bool:
+    """"patient box", "the CT", "3D model": a display named and nothing else."""
+    core = [t for t in toks if t not in FILLER]
+    return bool(core) and set(core) <= _DISPLAY_NOUNS and set(core) != {"the"} and \
+        _dominant_agent(core) is not None
+
+
+def _object_then_verb(prev: list[str], core: list[str]) -> bool:
+    """"the trachea, disable it", "the lesion, the nodules, these only show", "lung function,
+    FEV1, this also add", "the trachea I don't need it, remove": a clause with no verb that
+    names something, then a clause that is a verb and a pronoun (or the verb alone)."""
+    if not core or _has_head(prev) or _dominant_agent(prev) is None:
+        return False
+    verbs = [t for t in core if t in SHOW_VERBS or t in HIDE_VERBS or t == "add"]
+    rest = [t for t in core if t not in verbs and t not in FILLER]
+    return bool(verbs) and all(t in _PRONOUNS or t in _VERB_TAIL for t in rest) and \
+        _has_head(core)
+
+
 def _joining_plus(tokens: list[str], i: int) -> bool:
     """Is "plus" at i a joiner ("the small views plus a close-up of the nodule") rather than
     a relative step ("coronal plus 100", "axial plus a few")?"""
@@ -168,6 +201,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             segs.append((sep, cur))
             cur, sep = [], "and"
             i += 3
+            continue
+        if two == "and all" and all(t in ("please", ",", "then") for t in tokens[i + 2:]):
+            cur.extend(["as", "well"])  # "the weight and all": British "as well"
+            i += 2
             continue
         if two in ("after that", "and then", "then also", "and also", "as well", "followed by"):
             if two == "as well":  # "as well" means add, it does not split
@@ -199,8 +236,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         cur.append(t)
         i += 1
     segs.append((sep, cur))
-    # drop segments of fillers only ("uh, show the CT"): they carry no command
-    segs = [(s, c) for s, c in segs if c and not all(t in FILLER for t in c)]
+    # drop segments of fillers only ("uh, show the CT"), and a pointer at what was just named
+    # ("coronal, this one, zoom in"): they carry no command of their own
+    segs = [(s, c) for k, (s, c) in enumerate(segs) if c and not all(t in FILLER for t in c)
+            and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)]
     clauses: list[Clause] = []
     for sep, seg in segs:
         if not clauses:
@@ -217,14 +256,31 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             any(_is_num(t) for t in seg) or not set(seg) & _APPROXIMATORS)
         core = [t for t in seg if t not in FILLER]
         prev_core = [t for t in prev.toks if t not in FILLER]
+        # "left, left, left", "axial down, down": the direction said again multiplies the
+        # step ("right, right" after a move with a number may be a tag: not merged)
         repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
-            core[0] in DIRECTIONS and _only_directions(prev.toks) and sep not in SEQ_SEPARATORS
-        # "axial, twenty down": a plane said alone names the plane of the move after it
-        plane_only = len(prev_core) == 1 and prev_core[0] in PLANE_WORDS and sep == "," and \
-            bool(core) and all(t in DIRECTIONS or _is_num(t) or t in FILLER or t in
-                               ("by", "slices", "steps", "more", "please") for t in core)
+            core[0] in DIRECTIONS and sep not in SEQ_SEPARATORS and (
+                _only_directions(prev.toks) or core[0] != "right" and not any(
+                    _is_num(t) for t in prev.toks))
+        # "axial, twenty down", "the coronal also to 300", "coronal, zoom in": a plane said
+        # alone names the plane of the move or zoom after it
+        named = [t for t in prev_core if t != "the"]
+        plane_only = len(named) == 1 and named[0] in PLANE_WORDS and sep in (",", "also") and \
+            bool(core) and not any(t in PLANE_WORDS for t in core) and (all(
+                t in DIRECTIONS or _is_num(t) or t in FILLER or t in
+                ("by", "slices", "steps", "more", "please", "side") for t in core) or any(
+                _is_num(t) for t in core) and all(
+                t in _STEP_GLUE or t in _MOVE_VERBS or _is_num(t) or t in FILLER
+                for t in core) or bool(set(core) & ZOOM_IN_WORDS) or seg[:2] == ["zoom", "in"])
         if bare_nums or repeated or plane_only:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
+            continue
+        if sep == "," and len(clauses) == 1 and _names_a_display_only(prev.toks) and head and (
+                seg_agent is None or seg_agent == prev_agent):
+            prev.toks.extend(seg)  # "patient box, the tumour location show": the topic first
+            continue
+        if _object_then_verb(prev.toks, core):
+            prev.toks.extend(seg)  # "the trachea, disable it": one command, object first
             continue
         if not head:
             if sep in SEQ_SEPARATORS:

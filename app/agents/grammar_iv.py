@@ -16,6 +16,7 @@ from app.agents.grammar_clauses import (
     split_clauses,
 )
 from app.core.registry import Step
+from app.language.command_words import _CONTENT, _FUNCTION_WORDS
 from app.language.vocabulary import (
     _APPROXIMATORS,
     _INDEX_NOUNS,
@@ -23,6 +24,7 @@ from app.language.vocabulary import (
     _STEP_GLUE,
     _VAGUE_POS,
     DIRECTIONS,
+    FILLER,
     HIDE_VERBS,
     MOVE_VERBS,
     NAMED_POS,
@@ -31,6 +33,7 @@ from app.language.vocabulary import (
     RESET_VERBS,
     SHOW_VERBS,
     SIGN_WORDS,
+    VOCABULARY,
     WINDOWS,
     ZOOM_IN_WORDS,
     ZOOM_OUT_WORDS,
@@ -132,6 +135,11 @@ def _ordinal_attached(toks: list[str], i: int) -> bool:
         prev in ("to", "at") or prev == "the" and before in ("to", "at")
 
 
+def _unknown_word(tok: str) -> bool:
+    return tok.isalpha() and tok not in VOCABULARY and tok not in FILLER and \
+        tok not in _FUNCTION_WORDS and tok not in _CONTENT
+
+
 def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     """Slice moves named in a clause: {plane: int | "+N" | "-N" | "middle"/"max"/"min"}."""
     toks = c.toks
@@ -182,7 +190,8 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             c.use(i)  # "back to the middle": a return, not the direction "back"
         elif t in DIRECTIONS and not (t == "lower" and nxt in ("lobe", "lobes")) and not (
                 t in ("right", "left") and nxt in ("lung", "lobe", "lobes", "upper", "lower",
-                                                    "middle", "side")):
+                                                    "middle", "side") and not (
+                    nxt == "side" and any(w in PLANE_WORDS for w in toks))):
             dplane, dsign = DIRECTIONS[t]
             c.use(i)
             role = _direction_role(toks, i)
@@ -316,6 +325,14 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
         for e in dir_events:
             e[0] = pending[0]
         pending_filled = True
+    # "coronal back twenny", "axial down fife": a word the console does not know where the
+    # amount goes makes the default step a guess (the sound-alike readings may say the number)
+    defaulted = bool(pending and not pending_filled and sign is not None) or any(
+        e[3] is None for e in dir_events)
+    if defaulted and not orphans and any(
+            toks[k] in DIRECTIONS and k + 1 < n and _unknown_word(toks[k + 1])
+            for k in range(n)):
+        c.guess = True
     # planes named with a sign but no number: one default step ("move axial up")
     if pending and not pending_filled and sign is not None:
         for p in pending:

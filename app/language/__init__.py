@@ -165,6 +165,11 @@ def _rewrites() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     return tuple(out)
 
 
+def rewrite_sources() -> frozenset[tuple[str, ...]]:
+    """The word sequences the phrase rewrites replace ("lungs model", "zoo min", ...)."""
+    return frozenset(f for f, _ in _rewrites())
+
+
 def word_rewrites() -> dict[str, tuple[str, ...]]:
     """The rewrites of a single word ("ya" → "you", "naw" → "no"), for readers that keep each
     word's place in the text (the request frames)."""
@@ -253,5 +258,6 @@ def class_names() -> Iterable[str]:
 
 
 __all__ = ["DATA_DIR", "LanguageError", "class_names", "has_any", "join_spelled_letters",
-           "matches", "phrasings", "problems", "reload", "replace_phrases", "rewrite", "which_of",
+           "matches", "phrasings", "problems", "reload", "replace_phrases", "rewrite",
+           "rewrite_sources", "which_of",
            "words"]

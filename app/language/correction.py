@@ -16,7 +16,7 @@ import jellyfish
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from app.language import phrases
+from app.language import phrases, rewrite, rewrite_sources
 from app.language import words as language_words
 from app.language.command_words import (
     _CONFUSIONS,
@@ -255,6 +255,22 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
     return word if ok and (tok[0] == word[0] or same_sound) else None
 
 
+def _in_a_name(tok: str, before: str, after: str, lex: Lexicon) -> str | None:
+    """The domain word that sounds like ``tok`` and, with the word next to it, makes one of the
+    language's multi-word names ("lungs muddle" → "lungs model", not "lungs middle"): two edits
+    more are allowed than for a word alone, the sound must be the same."""
+    if len(tok) < 4 or not tok.isalpha():
+        return None
+    sources = rewrite_sources()
+    key = jellyfish.metaphone(tok)
+    for word, _, _ in process.extract(tok, lex.words, scorer=OSA.distance, limit=8,
+                                      score_cutoff=_max_edits(len(tok)) + 2):
+        if word != tok and jellyfish.metaphone(word) == key and (
+                (before, word) in sources or (word, after) in sources):
+            return word
+    return None
+
+
 # Lead-ins before the request itself: a time clause ("before we dock, ..."), an aside
 # ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
 # the last step ("that's too much, go down three"). Dropped only when a request follows.
@@ -450,10 +466,17 @@ def correct(text: str, lexicon: Lexicon | None = None,
         if tok in lex or tok in PROTECTED_WORDS or tok in protected or tok == "," or \
                 _NUM_RE.match(tok):
             continue
-        cand = _fuzzy(tok, lex)
+        cand = _in_a_name(tok, out[i - 1] if i else "", tokens[i + 1] if i + 1 < len(
+            tokens) else "", lex) or _fuzzy(tok, lex)
         if cand is not None:
             changes.append((tok, cand, "close in spelling and sound"))
             out[i] = cand
+    if len(out) >= 2 and out[-1] == "of" and (out[-2] in lex or out[-2] in _CONTENT):
+        # "r u l of", "the CT of": no sentence ends on "of"; it is "off" heard short
+        changes.append(("of", "off", "a closing 'of' is 'off'"))
+        out[-1] = "off"
+    if any(why == "close in spelling and sound" for _, _, why in changes):
+        out = rewrite(out)  # "the lungs modal" repaired is "the lungs model": a name again
     fluent = _repair_disfluencies(out)
     if fluent != out:
         changes.append((" ".join(out), " ".join(fluent), "a stutter or false start"))

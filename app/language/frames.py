@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from app.language import matches, word_rewrites, words
+from app.language.command_words import DOMAIN_WORDS
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 # Contractions as the frames are written (the interpreter's normaliser expands them the same way)
@@ -87,6 +88,20 @@ def _relay_end(raw: list[tuple[str, int, int]], text: str, i: int) -> int:
     return k
 
 
+def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str], i: int,
+                    stop: int) -> list[tuple[int, int]]:
+    """"LLL off, I don't need it", "take the LUL off, I've changed my mind": a remark of the
+    speaker's own after a pause, naming nothing of the console, ends the utterance."""
+    for a in range(stop - 1, i, -1):
+        if "," not in text[raw[a - 1][2]:raw[a][1]]:
+            continue
+        if _at(toks, a, "closing_remark_leads") > a and not any(
+                t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
+            return [(a, stop)]
+        break
+    return []
+
+
 def unframe(text: str) -> Framed | None:
     """The request inside ``text``'s frame, or None when no frame wraps it."""
     said = _last_sentence_request(text)
@@ -140,6 +155,10 @@ def _unframe(text: str) -> Framed | None:
         # "put the CT on, pet": a term of address after a pause, never the PET scan
         spans += [(a, b) for a, b in matches(toks[:stop], "terms_of_address")
                   if b == stop and a > i and "," in text[raw[a - 1][2]:raw[a][1]]]
+        # "again la", "LLL off sha": a sentence-final particle, pause or not
+        spans += [(a, b) for a, b in matches(toks[:stop], "final_particles")
+                  if b == stop and a > i]
+        spans += _closing_remark(raw, text, toks, i, stop)
         if not spans or min(a for a, _ in spans) <= max(end, i):
             break
         stop = min(a for a, _ in spans)

@@ -42,6 +42,9 @@ _ORDINALS = {
     "sixtieth": 60, "seventieth": 70, "eightieth": 80, "ninetieth": 90, "hundredth": 100,
 }
 _NUMBER_WORDS = {**_UNITS, **_TEENS, **_TENS}
+# Words after which a phrase is unfinished: a pause after them is no clause boundary.
+_UNFINISHED = {"the", "a", "an", "to", "it", "on", "in", "at", "of", "me", "my", "and", "or",
+               "this", "that", "her", "his", "some", "more", "up", "down", "by"}
 _SIGN_WORDS = {"plus": "+", "positive": "+", "minus": "-", "negative": "-"}
 # Standalone "one" is a pronoun far more often than a number ("the left one"); it is a number
 # only after words that take a number.
@@ -134,6 +137,11 @@ def _punctuation(text: str) -> str:
     # "a bit far forward; back by ten"; "wasn't it? put the PFT up")
     # "ehm... forward fifty": a pause after a first word alone is a comma
     text = re.sub(r"^\s*([a-z]+)\s*(?:\.{2,}|…)\s*(?=[a-z0-9])", r"\1, ", text)
+    # "one minute... coronal", "wait a sec... the RUL": so after a short opening aside that
+    # is not a phrase left unfinished ("show the... axial" stays one phrase)
+    text = re.sub(r"^\s*([a-z]+(?: [a-z]+){1,2})\s*(?:\.{2,}|…)\s*(?=[a-z0-9])",
+                  lambda m: m.group(1) + (" " if set(m.group(1).split()) & _UNFINISHED
+                                          else ", "), text)
     # "go right... sorry, left": a pause before a correction is a comma
     text = re.sub(r"(?<=[a-z0-9'])\s*(?:\.{2,}|…)\s*(?=(?:sorry|no|i mean|rather)\b)", ", ",
                   text)

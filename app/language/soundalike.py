@@ -182,8 +182,43 @@ def sound_alike_readings(text: str, limit: int = 6) -> list[str]:
     text with no audio behind it: only near-identical sounds (:data:`TEXT_MIN_SIMILARITY`);
     the caller still has to read a rewrite as a whole command."""
     known = frozenset(VOCABULARY) | language_words("grammar_words")
-    return variants(text, limit=limit, known=known, min_similarity=TEXT_MIN_SIMILARITY,
-                    keep=language_words("negation_words"))
+    out = variants(text, limit=limit, known=known, min_similarity=TEXT_MIN_SIMILARITY,
+                   keep=language_words("negation_words"))
+    amount = amount_reading(text, known)
+    return ([amount] if amount and amount not in out else []) + out
+
+
+# Where a slice step goes (after a direction, a plane or "by"), only a number word can stand:
+# the few candidates allow a looser match than anywhere else ("twenny" ~ twenty 85, "fife" ~
+# five 94), while "to" and "for" stay words (they are known).
+AMOUNT_MIN_SIMILARITY = 80.0
+_AMOUNT_BEFORE = frozenset({"up", "down", "left", "right", "forward", "forwards", "back",
+                            "backward", "backwards", "by", "plus", "minus", "axial", "coronal",
+                            "sagittal", "ax", "cor", "sag", "another"})
+
+
+@lru_cache(maxsize=1)
+def _number_terms() -> tuple[Term, ...]:
+    return tuple(Term(w, w, jellyfish.metaphone(w), w) for w in sorted(_NUMBER_WORDS)
+                 if w.isalpha() and len(w) >= 3)
+
+
+def amount_reading(text: str, known: frozenset[str] = frozenset()) -> str | None:
+    """``text`` with an unknown word in a step's place read as the number word it sounds like
+    ("coronal back twenny" → "coronal back twenty"); None when there is none, or when two
+    number words sound equally near."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
+    for k in range(1, len(words)):
+        w = words[k][2]
+        if words[k - 1][2].lower() not in _AMOUNT_BEFORE or _known(w, known):
+            continue
+        scored = sorted(((similarity(w, t), t.written) for t in _number_terms()), reverse=True)
+        if not scored or scored[0][0] < AMOUNT_MIN_SIMILARITY or (
+                len(scored) > 1 and scored[1][0] >= scored[0][0] - 3):
+            continue
+        a, b = words[k][0], words[k][1]
+        return text[:a] + scored[0][1] + text[b:]
+    return None
 
 
 class SoundalikeScorer(CommandScorer):
@@ -200,5 +235,6 @@ class SoundalikeScorer(CommandScorer):
         return variants(text, limit=self.limit, known=self.vocabulary)
 
 
-__all__ = ["MIN_SIMILARITY", "TEXT_MIN_SIMILARITY", "SoundalikeScorer", "Term", "alike",
+__all__ = ["AMOUNT_MIN_SIMILARITY", "MIN_SIMILARITY", "TEXT_MIN_SIMILARITY", "SoundalikeScorer",
+           "Term", "alike", "amount_reading",
            "similarity", "sound_alike_readings", "terms", "variants"]
