@@ -57,3 +57,18 @@ def test_the_settings_command_lists_every_variable(tmp_path: Path) -> None:
     for v in VARIABLES:
         assert v.name in out.stdout
     assert str(tmp_path) in out.stdout and " k\n" not in out.stdout
+
+
+def test_the_llm_deadline_is_a_positive_number_of_seconds() -> None:
+    assert settings({"VISA_LLM_TIMEOUT_S": "90"}).llm_timeout_s == 90.0
+    bad = settings({"VISA_LLM_TIMEOUT_S": "-1"})
+    assert bad.llm_timeout_s is None and "positive number of seconds" in bad.problems[0]
+
+
+def test_the_interpreter_takes_the_llm_deadline_from_the_settings(monkeypatch) -> None:
+    from app.agents.factory import InterpreterConfig
+
+    monkeypatch.setenv("VISA_LLM_TIMEOUT_S", "45")
+    assert InterpreterConfig.from_env().llm_timeout_s == 45.0
+    monkeypatch.delenv("VISA_LLM_TIMEOUT_S")
+    assert InterpreterConfig.from_env().llm_timeout_s == 12.0

@@ -31,12 +31,14 @@ class InterpreterConfig:
 
     @classmethod
     def from_env(cls) -> InterpreterConfig:
-        """``VISA_TIERS`` = comma list of the optional tiers to use (default "semantic,llm")."""
-        raw = settings().tiers
-        if raw is None:
-            return cls()
-        names = {t.strip().lower() for t in raw.split(",") if t.strip()}
-        return cls(semantic="semantic" in names, llm="llm" in names)
+        """``VISA_TIERS`` = comma list of the optional tiers to use (default "semantic,llm");
+        ``VISA_LLM_TIMEOUT_S`` = the LLM tier's deadline."""
+        s = settings()
+        timeout = s.llm_timeout_s or cls.llm_timeout_s
+        if s.tiers is None:
+            return cls(llm_timeout_s=timeout)
+        names = {t.strip().lower() for t in s.tiers.split(",") if t.strip()}
+        return cls(semantic="semantic" in names, llm="llm" in names, llm_timeout_s=timeout)
 
 
 def build_interpreter(config: InterpreterConfig | None = None) -> FastInterpreter:

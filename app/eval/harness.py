@@ -22,6 +22,7 @@ import argparse
 import inspect
 import json
 import logging
+import os
 import platform
 import sys
 import time
@@ -41,6 +42,7 @@ from app.eval.metrics import (
     record_valid,
     score_command,
 )
+from app.runtime.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -317,6 +319,11 @@ def run_eval(dataset: Dataset | Path | str, orchestrator_factory: OrchestratorFa
             "machine": f"{platform.system()} {platform.machine()}, {platform.processor() or '?'}",
             "wall_s": round(wall, 3),
             "errors": notes.get("errors", 0),
+            "llm_timeout_s": settings().llm_timeout_s or CONSOLE_LLM_TIMEOUT_S,
+            # commands the LLM tier decided slower than the console's own deadline allows
+            "llm_past_console_deadline": sum(
+                1 for r in records if r.get("tier") == "llm"
+                and float(r.get("total_ms") or 0) > CONSOLE_LLM_TIMEOUT_S * 1e3),
             "warnings": warnings,
             "definitions": DEFINITIONS,
         },
@@ -331,6 +338,10 @@ def run_eval(dataset: Dataset | Path | str, orchestrator_factory: OrchestratorFa
 
         result.report_paths = write_report(metrics, rows, scores, out)
     return result
+
+
+CONSOLE_LLM_TIMEOUT_S = 12.0  # the console's default (app.agents.factory.InterpreterConfig)
+EVAL_LLM_TIMEOUT_S = 120.0
 
 
 DEFINITIONS = {
@@ -429,6 +440,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
             print(f"Audio mode is not available: {why}. Run with --mode text, or install the "
                   "voice pipeline and its models (visa-console models --check).", file=sys.stderr)
             return 2
+    if not settings().llm_timeout_s:
+        # The figures measure what the console decides, not how busy the machine is (DESIGN
+        # §3): the LLM tier gets time enough; calls past the console's own deadline are counted.
+        os.environ["VISA_LLM_TIMEOUT_S"] = str(EVAL_LLM_TIMEOUT_S)
     try:
         factory = _real_factory(strategy)
     except ImportError as exc:

@@ -44,6 +44,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("VISA_LLM_API_KEY", "llm_api_key", "the key for that server", secret=True),
     Variable("VISA_LLM_MODEL_ID", "llm_model_id", "the local LLM's model id in the manifest"),
     Variable("VISA_LLM_THREADS", "llm_threads", "CPU threads for the local LLM (default 2)"),
+    Variable("VISA_LLM_TIMEOUT_S", "llm_timeout_s", "seconds the LLM tier may take before the "
+             "console asks instead (default 12; `visa-console eval` uses 120 so that its "
+             "figures do not depend on how busy the machine is)"),
     Variable("VISA_VTK_WINDOW", "vtk_window", "the VTK render window class (e.g. "
              "vtkEGLRenderWindow, vtkOSOpenGLRenderWindow)"),
     Variable("VISA_AUDIO_CACHE", "audio_cache", "where synthesised evaluation audio is kept"),
@@ -64,6 +67,7 @@ class Settings:
     llm_api_key: str | None = None
     llm_model_id: str | None = None
     llm_threads: int | None = None
+    llm_timeout_s: float | None = None
     vtk_window: str | None = None
     audio_cache: Path | None = None
     # Variables whose value cannot be used, in plain words: each is left unset (its default
@@ -97,6 +101,15 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
             except ValueError:
                 problems.append(f"{v.name} must be a whole number, not {raw!r}: the default "
                                 "is used")
+        elif "float" in kind:
+            try:
+                values[v.field] = float(raw)
+                if not values[v.field] > 0:  # type: ignore[operator]
+                    raise ValueError(raw)
+            except ValueError:
+                values.pop(v.field, None)
+                problems.append(f"{v.name} must be a positive number of seconds, not {raw!r}: "
+                                "the default is used")
         else:
             values[v.field] = raw
     for msg in problems:
