@@ -219,3 +219,141 @@ def test_a_later_tier_may_not_hide_a_display_on_words_about_another_thing(text: 
 @pytest.mark.parametrize("text", ["remove", "clear it", "take it away please"])
 def test_a_bare_or_pointed_removal_is_still_grounded(text: str) -> None:
     assert ungrounded([Step("IV.REMOVE", {})], tokens_of(text)) is None
+
+
+@pytest.mark.parametrize("opener", ["Sumimasen", "Encore", "Hai"])
+def test_an_opener_of_another_language_before_again_repeats(opener: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("axial up 20")
+    con.say(f"{opener}, again.")
+    assert con.snap["iv"]["pos"]["axial"] == 104
+
+
+def test_a_pause_after_a_negation_before_the_other_way() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("sagittal right 20")
+    con.say("Ai, não... the other way, né?")
+    assert con.snap["iv"]["pos"]["sagittal"] == 256
+
+
+def test_a_direction_said_again_after_a_plane_and_a_pause() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("Sagittal... right, right.")
+    assert con.snap["iv"]["pos"]["sagittal"] == 276
+
+
+def test_a_display_shown_then_a_field_after_a_pause_shows_that_field() -> None:
+    con = Console()
+    con.say("Show the patient information, n'est-ce pas, just how old she is.")
+    assert con.snap["ir"]["fields"] == ["age", "sex"]
+
+
+def test_a_display_named_as_a_topic_in_a_later_part() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("Model, posterior view, and patient info, show age.")
+    assert con.snap["ar"]["view"] == "posterior"
+    assert con.snap["ir"]["fields"] == ["age", "sex"]
+
+
+def test_an_embedded_question_said_first_then_add() -> None:
+    con = Console()
+    con.say("show the age")
+    con.say("And where tumour is, add also.")
+    assert con.snap["ir"]["fields"] == ["age", "sex", "tumor_location"]
+
+
+def test_a_question_then_also_sets_then_adds() -> None:
+    con = Console()
+    con.say("show the age")
+    con.say("What's the diagnosis, and also show the spirometry")
+    assert con.snap["ir"]["fields"] == ["diagnosis", "pft"]
+
+
+def test_disease_alone_is_the_diagnosis() -> None:
+    con = Console()
+    con.say("davinci, disease?")
+    assert con.snap["ir"]["fields"] == ["diagnosis"]
+
+
+def test_enough_rotating_stops_the_rotation_before_a_view() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("rotate it up")
+    con.say("Khalas, enough rotating. The superior view, please.")
+    assert con.snap["ar"]["view"] == "superior"
+    assert con.snap["ar"]["rotation"] == "static"
+
+
+@pytest.mark.parametrize("text", ["Sorry, could we go back to where we were?",
+                                  "Sorry, I meant, could we go back to where we were?"])
+def test_an_undo_inside_a_request_frame_undoes_the_last_move(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("axial to 100")
+    con.say("same for coronal")
+    con.say(text)
+    assert con.snap["iv"]["pos"] == {"axial": 100, "coronal": 256, "sagittal": 256}
+
+
+@pytest.mark.parametrize("text", ["Dr. Park is asking to bring the CT back",
+                                  "He wants the CT back up"])
+def test_a_relayed_request_to_bring_a_display_back(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("hide the ct")
+    con.say(text)
+    assert con.snap["iv"]["mode"] == "small_views"
+    assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 256, "sagittal": 256}
+
+
+def test_a_relayed_question_whether_a_structure_can_be_switched_off() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("Dr. Cho asks if the airway can be switched off")
+    assert "trachea_bronchia" not in _ar(con)
+
+
+def test_what_a_request_is_for_is_no_part_of_it() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("Could we perhaps switch to the posterior view for the fissure?")
+    assert con.snap["ar"]["view"] == "posterior"
+
+
+def test_a_request_after_a_remark_in_a_sentence_of_its_own() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("show the age")
+    con.say("Specimen's out. Clear the CT and reset the patient box")
+    assert con.snap["iv"]["mode"] == "none"
+    assert len(con.snap["ir"]["fields"]) == 10
+
+
+def test_a_remark_after_asking_a_person_is_not_a_request() -> None:
+    con = Console()
+    con.say("Can someone push the monitor back a bit? I can't see the CT from here")
+    assert con.snap["iv"]["mode"] == "none"
+
+
+def test_a_filler_word_alone_is_never_a_misheard_field() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("wait")
+    assert not con.snap["ir"]["visible"]
+
+
+def test_a_homophone_of_a_field_beside_another_field() -> None:
+    con = Console()
+    con.say("davinci show wait and height")
+    assert con.snap["ir"]["fields"] == ["height", "weight"]
+
+
+def test_digits_before_a_spoken_hundred() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("sagital to 6 hundred")
+    assert con.snap["iv"]["pos"]["sagittal"] == 511

@@ -331,10 +331,25 @@ def _opens_with_and(tokens: Sequence[str]) -> bool:
     return False
 
 
+def _adds_from_the_start(tokens: Sequence[str]) -> bool:
+    """An add marker said before the first field ("also the BMI", "add the PFT"); one said
+    later adds from its own part on ("what's the diagnosis, and also show the spirometry"
+    sets the box to the diagnosis, then adds the PFT)."""
+    from app.language import matches
+    from app.language.vocabulary import FIELD_WORDS
+
+    toks = list(tokens)
+    spans = matches(toks, "add_markers")
+    if not spans:
+        return False
+    first_field = next((i for i, t in enumerate(toks) if t in FIELD_WORDS), len(toks))
+    return min(a for a, _ in spans) < first_field or "," not in toks[:min(a for a, _ in spans)]
+
+
 def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
     """DESIGN §4 IR: "show X" sets the box to X; "also/too/and X" or "add X" adds X, and the
     parts of one composite add up — whichever tier read the fields."""
-    adds = _opens_with_and(tokens) or has_any(tokens, "add_markers")
+    adds = _opens_with_and(tokens) or _adds_from_the_start(tokens)
     out: list[Step] = []
     seen_ir = False
     for s in steps:

@@ -158,18 +158,25 @@ _DISPLAY_NOUNS = {"the", "patient", "patients", "box", "info", "information", "c
                   "reconstruction", "recon", "lungs", "lung"}
 
 
-def _names_a_display_only(toks: list[str]) -> bool:
-    """"patient box", "the CT", "3D model": a display named and nothing else."""
-    core = [t for t in toks if t not in FILLER]
+def _names_a_display_only(toks: list[str], shown: bool = False) -> bool:
+    """"patient box", "the CT": a display named and nothing else; with ``shown``, also "show
+    the patient information" (then the fields named next say what it shows)."""
+    core = [t for t in toks if t not in FILLER and (not shown or t not in _TOPIC_VERBS)]
     return bool(core) and set(core) <= _DISPLAY_NOUNS and set(core) != {"the"} and \
         _dominant_agent(core) is not None
+
+
+_TOPIC_VERBS = {"show", "display", "open", "bring", "up", "me", "us", "and", "on"}
 
 
 def _object_then_verb(prev: list[str], core: list[str]) -> bool:
     """"the trachea, disable it", "the lesion, the nodules, these only show", "lung function,
     FEV1, this also add", "the trachea I don't need it, remove": a clause with no verb that
     names something, then a clause that is a verb and a pronoun (or the verb alone)."""
-    if not core or _has_head(prev) or _dominant_agent(prev) is None:
+    scores = agent_scores(prev)
+    scores.pop("tumor_q", None)
+    if not core or _has_head([t for t in prev if t not in QUESTION_WORDS]) or \
+            max(scores.values()) <= 0:
         return False
     verbs = [t for t in core if t in SHOW_VERBS or t in HIDE_VERBS or t == "add"]
     rest = [t for t in core if t not in verbs and t not in FILLER]
@@ -260,8 +267,7 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         # step ("right, right" after a move with a number may be a tag: not merged)
         repeated = bool(core) and bool(prev_core) and set(core) == {prev_core[-1]} and \
             core[0] in DIRECTIONS and sep not in SEQ_SEPARATORS and (
-                _only_directions(prev.toks) or core[0] != "right" and not any(
-                    _is_num(t) for t in prev.toks))
+                _only_directions(prev.toks) or not any(_is_num(t) for t in prev.toks))
         # "axial, twenty down", "the coronal also to 300", "coronal, zoom in": a plane said
         # alone names the plane of the move or zoom after it
         named = [t for t in prev_core if t != "the"]
@@ -275,8 +281,9 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         if bare_nums or repeated or plane_only:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
-        if sep == "," and len(clauses) == 1 and _names_a_display_only(prev.toks) and head and (
-                seg_agent is None or seg_agent == prev_agent):
+        if sep == "," and head and (_names_a_display_only(prev.toks) and (
+                seg_agent is None or seg_agent == prev_agent) or _names_a_display_only(
+                prev.toks, shown=True) and seg_agent == prev_agent == "IR"):
             prev.toks.extend(seg)  # "patient box, the tumour location show": the topic first
             continue
         if _object_then_verb(prev.toks, core):

@@ -128,7 +128,7 @@ def ir_fields(c: Clause) -> list[str] | None:
 
 
 def decide_ir(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
-    c.use_words({"conditions", "diseases", "problems", "illnesses", "disease", "condition",
+    c.use_words({"conditions", "diseases", "problems", "illnesses", "condition",
                  "summary", "overview", "profile", "about", "remind", "of", "any", "known",
                  "info", "information", "fields", "field", "details", "data", "box",
                  "textbox", "sheet", "clinical", "chart", "values", "value", "record", "patient",

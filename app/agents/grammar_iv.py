@@ -95,9 +95,16 @@ def _direction_role(toks: list[str], i: int) -> str:
         named = {PLANE_WORDS[w] for w in toks if w in PLANE_WORDS}
         if "coronal" in named and DIRECTIONS[t][0] not in named:
             return "modifier"
+    if t == "back" and i > 0 and toks[i - 1] in _IV_DISPLAY_NOUNS and not any(
+            w in PLANE_WORDS or _is_num(w) for w in toks) and nxt in ("", "on", "up", "please",
+                                                                      "again", "now"):
+        return "modifier"  # "the CT back on", "bring the scan back": the display again
     if heads_for:
         return "target"
     return "move"
+
+
+_IV_DISPLAY_NOUNS = {"ct", "scan", "scans", "images", "mpr", "views", "cts"}
 
 
 def _last_sign(ctx: _Ctx, plane: str) -> int:

@@ -36,6 +36,26 @@ from app.language.vocabulary import VOCABULARY
 log = logging.getLogger(__name__)
 # Words of the console: never a person's name (built once, not per command).
 _KNOWN_WORDS = VOCABULARY | DOMAIN_WORDS
+_SENTENCE_END = re.compile(r"[.?!;]+\s+(?=\S)")
+
+
+def _request_after_a_remark(text: str) -> str | None:
+    """The last sentence, when the sentences before it name nothing of the console
+    ("Specimen's out. Clear the CT and reset the patient box")."""
+    cuts = [m.end() for m in _SENTENCE_END.finditer(text)]
+    if not cuts:
+        return None
+    before = tokens_of(normalize(text[:cuts[-1]]))
+    last = text[cuts[-1]:].strip()
+    said = tokens_of(normalize(last))
+    if any(t in DOMAIN_WORDS for t in before) or not said or said[0] in _SUBJECTS or \
+            has_any(before, "asks_a_person"):
+        return None  # "... I can't see the CT from here" is a remark too, not a request
+    return last
+
+
+_SUBJECTS = {"i", "we", "you", "she", "he", "it", "they", "someone", "somebody", "that", "this",
+             "there", "everyone", "anyone"}
 
 # Below this confidence no tier's decision is carried out: the console asks instead (DESIGN §3
 # "ask, don't guess": only a confident reading acts, and confident is the accept level).
@@ -149,7 +169,18 @@ class FastInterpreter:
             return interp
         d = interp.decision
         if (d.reason or "").startswith("Out of scope") and d.tier != "semantic":
-            return interp  # named as out of scope (a surgical act, another device): stays so
+            # named as out of scope (a surgical act, another device): stays so, unless only a
+            # remark in a sentence of its own was ("Specimen's out. Clear the CT")
+            last = _request_after_a_remark(text or "")
+            if last is not None:
+                again = self._interpret(last, state, memory)
+                if again.valid and not again.empty and again.decision.steps and \
+                        again.decision.tier == self.lexicon.name and \
+                        again.decision.confidence >= self.accept:
+                    return replace(again, raw=text or "", decision=replace(
+                        again.decision, diagnostics={**(again.decision.diagnostics or {}),
+                                                     "after_a_remark": last}))
+            return interp
         if (d.diagnostics or {}).get("polarity"):
             return interp  # refused by a check, not merely not understood: no retry on a part
         tail = closing_request(text or "")

@@ -74,6 +74,7 @@ from app.agents.token_shapes import (
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, IV_DEFAULT_STEP
+from app.language import words as language_words
 from app.language.command_words import has_domain_content
 from app.language.normalize import tokens_of
 from app.language.vocabulary import (
@@ -185,12 +186,17 @@ def _repeat_times(tokens: list[str]) -> str | None:
 
 
 def _is_repeat(tokens: list[str]) -> bool:
+    if "," in tokens and all(t in _OPENER_WORDS for t in tokens[:tokens.index(",")]):
+        tokens = tokens[tokens.index(",") + 1:]  # "sumimasen, again", "encore, again"
     core = [t for t in tokens if t not in FILLER and t != ","]
     if not core:
         return bool({"again", "same"} & set(tokens))
     return all(t in REPEAT_WORDS | {"once", "time", "1", "bit", "little", "lot", "much",
                                     "please", "one", "do", "it", "that", "going", "even",
                                     "slightly", "a", "but", "only", "this"} for t in core)
+
+
+_OPENER_WORDS = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
 
 
 class GrammarTier:

@@ -451,9 +451,9 @@ def is_undo(tokens: list[str]) -> bool:
     """"undo that", "undo the last command", "scratch that", "take that back", "revert the
     last change": the registry's undo (the state before the last command), not a new plan."""
     words = [t for t in tokens if t != ","]
-    while words and words[0] in ("oops", "sorry", "no", "wait", "uh", "um", "please", "okay",
-                                 "ok"):
-        words = words[1:]
+    while words and (words[0] in ("oops", "sorry", "no", "wait", "uh", "um", "please", "okay",
+                                  "ok") or words[:2] in (["i", "meant"], ["i", "mean"])):
+        words = words[2:] if words[0] == "i" else words[1:]  # "sorry, I meant, undo that"
     extra = _UNDO_FILL | FILLER
     if "undo" in words:
         return all(t in extra or t == "undo" for t in words)
@@ -473,7 +473,12 @@ def _is_undo_phrase(words: list[str]) -> bool:
         return False
     a, b = spans[0]
     fill = word_class("command_fillers")
-    return all(t in fill or t in (",", ".") for t in words[:a] + words[b:])
+    before = words[:a]
+    # "could we go back to where we were?": a request frame before the phrase is no part of it
+    lead = [e for s, e in matches(before, "request_leads") if s == 0]
+    if lead:
+        before = before[max(lead):]
+    return all(t in fill or t in (",", ".") for t in before + words[b:])
 
 
 _DISPLAY_TOO_FILL = {"and", "the", "as", "well", "too", "also", "please", ",", "thank", "you",

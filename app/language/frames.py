@@ -11,12 +11,19 @@ the request's own characters (capitals matter to the check for names called out)
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from app.language import matches, word_rewrites, words
 from app.language.command_words import DOMAIN_WORDS
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+
+def _fold(word: str) -> str:
+    """"né" → "ne", "não" → "nao": the language data is written without accents."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word)
+                   if not unicodedata.combining(c))
 # Contractions as the frames are written (the interpreter's normaliser expands them the same way)
 _CONTRACTIONS = {"n't": ("not",), "'s": ("is",), "'d": ("would",), "'re": ("are",),
                  "'m": ("am",), "'ll": ("will",), "'ve": ("have",)}
@@ -39,7 +46,7 @@ def _words_of(text: str) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     regional = word_rewrites()
     for m in _WORD.finditer(text):
-        w = m.group(0).lower().replace("’", "'")
+        w = _fold(m.group(0).lower().replace("’", "'"))
         if w in regional:
             out += [(p, m.start(), m.end()) for p in regional[w]]
             continue
@@ -102,6 +109,19 @@ def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str],
     return []
 
 
+_DETERMINERS = {"the", "this", "that", "our", "a", "an", "her", "his"}
+
+
+def _purpose(toks: list[str], i: int, stop: int) -> list[tuple[int, int]]:
+    """"switch to the posterior view for the fissure": what the request is for, naming
+    nothing of the console, ends the utterance (the request is read without it)."""
+    for a in range(stop - 2, i + 2, -1):
+        if toks[a] == "for" and toks[a + 1] in _DETERMINERS and stop - a <= 5 and not any(
+                t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
+            return [(a, stop)]
+    return []
+
+
 def unframe(text: str) -> Framed | None:
     """The request inside ``text``'s frame, or None when no frame wraps it."""
     said = _last_sentence_request(text)
@@ -159,6 +179,7 @@ def _unframe(text: str) -> Framed | None:
         spans += [(a, b) for a, b in matches(toks[:stop], "final_particles")
                   if b == stop and a > i]
         spans += _closing_remark(raw, text, toks, i, stop)
+        spans += _purpose(toks, i, stop)
         if not spans or min(a for a, _ in spans) <= max(end, i):
             break
         stop = min(a for a, _ in spans)

@@ -142,10 +142,14 @@ def _punctuation(text: str) -> str:
     text = re.sub(r"^\s*([a-z]+(?: [a-z]+){1,2})\s*(?:\.{2,}|…)\s*(?=[a-z0-9])",
                   lambda m: m.group(1) + (" " if set(m.group(1).split()) & _UNFINISHED
                                           else ", "), text)
+    # "ai, não... the other way", "hmm... zoom in": a pause after a negation or a filler
+    text = re.sub(r"\b(no|nao|non|nein|nee|nah|wait|sorry|hmm|um|uh|er|erm|eh|euh)\s*"
+                  r"(?:\.{2,}|…)\s*(?=[a-z0-9])", r"\1, ", text)
     # "go right... sorry, left": a pause before a correction is a comma
     text = re.sub(r"(?<=[a-z0-9'])\s*(?:\.{2,}|…)\s*(?=(?:sorry|no|i mean|rather)\b)", ", ",
                   text)
     text = re.sub(r"(?<=[a-z0-9'])\s*[;?!]+\s*(?=[a-z0-9])", ", ", text)
+    text = re.sub(r"\b(dr|mr|mrs|ms|prof|st)\.\s+(?=[a-z])", r"\1 ", text)  # "Dr. Park"
     text = re.sub(r"(?<=[a-z'])\.\s+(?=[a-z])", ", ", text)
     text = re.sub(r"[;:!?.()\[\]{}\"/\\|*_=<>~^&@$]", " ", text)
     text = text.replace("&", " and ")
@@ -245,6 +249,12 @@ def _numbers(tokens: list[str]) -> list[str]:
         if tok == "a" and i + 1 < n and tokens[i + 1] in _SCALES:
             tokens[i] = "one"
             tok = "one"
+        # "6 hundred" (a recogniser's digits before a spoken scale) -> 600
+        if tok.isdigit() and len(tok) == 1 and i + 1 < n and tokens[i + 1] in _SCALES and \
+                not (i + 2 < n and _is_num_word(tokens[i + 2])):
+            out.append(str(int(tok) * _SCALES[tokens[i + 1]]))
+            i += 2
+            continue
         if _is_num_word(tok):
             j = i
             run: list[str] = []

@@ -182,6 +182,11 @@ def sound_alike_readings(text: str, limit: int = 6) -> list[str]:
     text with no audio behind it: only near-identical sounds (:data:`TEXT_MIN_SIMILARITY`);
     the caller still has to read a rewrite as a whole command."""
     known = frozenset(VOCABULARY) | language_words("grammar_words")
+    spoken = frozenset(language_words("command_fillers") | language_words("discourse_markers")
+                       | language_words("not_a_name") | language_words("final_particles"))
+    said = [w.lower() for w in _WORD_RE.findall(text)]
+    if said and all(w in spoken for w in said):
+        return []  # "wait", "hai, okay": words of the language's own, no misheard term
     out = variants(text, limit=limit, known=known, min_similarity=TEXT_MIN_SIMILARITY,
                    keep=language_words("negation_words"))
     amount = amount_reading(text, known)
