@@ -357,3 +357,49 @@ def test_digits_before_a_spoken_hundred() -> None:
     con.say("show the ct")
     con.say("sagital to 6 hundred")
     assert con.snap["iv"]["pos"]["sagittal"] == 511
+
+
+def test_an_interjection_before_a_reaction_then_zoom_out() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("zoom in")
+    con.say("Bah, too much. Zoom out.")
+    assert con.snap["ar"]["zoom_level"] == 0
+
+
+def test_a_view_named_inside_a_rotation_phrase_then_a_spin() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("Flip it round to the anterior view and spin it vertical.")
+    assert con.snap["ar"]["view"] == "anterior"
+    assert con.snap["ar"]["rotation"] == "vertical"
+
+
+def test_a_group_of_people_addressed_without_a_display_word_is_talk() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("zoom in")
+    con.say("Grand job, lads, we'll close up shortly.")
+    assert con.snap["ar"]["zoom_level"] == 1
+    assert not con.last.valid
+
+
+def test_an_opener_without_a_pause_before_again() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("zoom in")
+    con.say("Und again, ja?")
+    assert con.snap["ar"]["zoom_level"] == 2
+
+
+def test_a_courtesy_to_several_people_closes_a_request() -> None:
+    con = Console()
+    con.say("Now the 3D, if y'all don't mind.")
+    assert con.snap["ar"]["visible"]
+
+
+def test_the_side_and_position_after_the_word_lobe() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("Euh, the lobe inferior left, add it please.")
+    assert "left_lower_lobe" in _ar(con) and "left_upper_lobe" not in _ar(con)

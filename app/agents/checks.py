@@ -290,6 +290,14 @@ _CONSOLE_VERBS = {"show", "display", "hide", "remove", "zoom", "rotate", "spin",
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’]*|[,.;:!?]")
 
 
+def _domain_words() -> frozenset[str]:
+    from app.language.command_words import DOMAIN_WORDS
+    return DOMAIN_WORDS
+
+
+_DOMAIN = _domain_words()
+
+
 def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why the words are said to a person, not to the console, or None (DESIGN §4: talk
     addressed to people is out of scope even with display or direction words in it): a name
@@ -301,6 +309,10 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
     if has_any(low, "asks_a_person"):
         return "it asks a person, not the console"
     if has_any(low, "talk_to_people") and not set(low) & _CONSOLE_VERBS:
+        return "it is said to the people in the room"
+    if any(low[i] in words("group_address") and (
+            toks[i - 1:i] == [","] or toks[i + 1:i + 2] == [","]) for i in range(len(low))) and \
+            not any(t in _DOMAIN for t in low):
         return "it is said to the people in the room"
     not_name = (words("not_a_name") | words("discourse_markers") | words("command_fillers")
                 | words("answer_yes") | words("answer_no"))

@@ -103,6 +103,22 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                 break
             j += 1
         kind = toks[took[-1]] if took else ""
+        if kind in ("lobe", "lobes") and not positions and side is None:
+            # "the lobe inferior left" (the order of French or Spanish): after the noun
+            k = j
+            while k < n and k < j + 3 and (toks[k] in LOBE_POS or toks[k] in _AFTER_NOUN
+                                           or toks[k] in SIDES):
+                if toks[k] in SIDES:
+                    side = SIDES[toks[k]]
+                else:
+                    positions.append(LOBE_POS.get(toks[k]) or _AFTER_NOUN[toks[k]])
+                took.append(k)
+                k += 1
+            if positions:
+                j = k
+            else:
+                side = None
+                took = [x for x in took if x < j]
         if kind in ("lung", "lungs") and not positions and j < n and \
                 STRUCT_WORDS.get(toks[j]) == "lung_nodules":
             c.use(*took)  # "lung nodules", "left lung nodule": the lung only says where they are
@@ -148,6 +164,8 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
         i += 1
     return list(dict.fromkeys(out))
 
+
+_AFTER_NOUN = {"inferior": "lower", "superior": "upper"}  # "lobe inferior left"
 
 # The pronouns that may stand for the structures the previous command named.
 _PRONOUNS = {"it", "them", "that", "those"}
@@ -366,6 +384,11 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                                     "start", "keep", "slowly"})
         text = " ".join(c.toks)
         direction = None
+        mv = re.search(r"\bto (the |its )?(anterior|posterior|superior|inferior|surgical|"
+                       r"front|back|top|bottom) view\b", text)
+        if mv:  # "flip it round to the anterior view (and spin it)": a viewpoint
+            c.use_words({"to", "the", "its", mv.group(2), "view", "round", "around"})
+            return [Step("AR.SHOW", {"view": AR_VIEW_WORDS.get(mv.group(2), "surgical")})]
         m = re.search(r"\bto (the |its )?(back|front|rear|underside|top|bottom)\b", text)
         if m:  # "turn it round to the back": a viewpoint, not a swing
             c.use_words({"to", "the", "its", m.group(2), "around", "side"})

@@ -188,6 +188,8 @@ def _repeat_times(tokens: list[str]) -> str | None:
 def _is_repeat(tokens: list[str]) -> bool:
     if "," in tokens and all(t in _OPENER_WORDS for t in tokens[:tokens.index(",")]):
         tokens = tokens[tokens.index(",") + 1:]  # "sumimasen, again", "encore, again"
+    while len(tokens) > 1 and tokens[0] in _OPENER_WORDS and tokens[0] not in REPEAT_WORDS:
+        tokens = tokens[1:]  # "und again"
     core = [t for t in tokens if t not in FILLER and t != ","]
     if not core:
         return bool({"again", "same"} & set(tokens))

@@ -279,6 +279,15 @@ def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
     openers = language_words("lead_openers")
     while i < len(tokens) and (tokens[i] in openers or tokens[i] == ","):
         i += 1
+    # "bah, too much, zoom out": an interjection may come before the lead clause too
+    k = i
+    markers = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
+    while k < len(tokens) and (tokens[k] in markers or tokens[k] in openers or tokens[k] == ","):
+        k += 1
+    for lead in phrases("lead_clauses"):
+        if k > i and tuple(tokens[k:k + len(lead)]) == lead and "," in tokens[k + len(lead):]:
+            i = k
+            break
     for lead in phrases("lead_clauses"):
         if tuple(tokens[i:i + len(lead)]) == lead and "," in tokens[i + len(lead):]:
             cut = tokens.index(",", i + len(lead))
