@@ -403,3 +403,12 @@ def test_the_side_and_position_after_the_word_lobe() -> None:
     con.say("show the 3d model")
     con.say("Euh, the lobe inferior left, add it please.")
     assert "left_lower_lobe" in _ar(con) and "left_upper_lobe" not in _ar(con)
+
+
+@pytest.mark.parametrize("text", ["What about the medical history, too?",
+                                  "any medical history I should know about? add it to the chart"])
+def test_an_add_marker_after_a_pause_with_no_field_after_it_adds(text: str) -> None:
+    con = Console()
+    con.say("show the age")
+    con.say(text)
+    assert con.snap["ir"]["fields"] == ["age", "comorbidities", "sex"]

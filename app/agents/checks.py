@@ -355,7 +355,11 @@ def _adds_from_the_start(tokens: Sequence[str]) -> bool:
     if not spans:
         return False
     first_field = next((i for i, t in enumerate(toks) if t in FIELD_WORDS), len(toks))
-    return min(a for a, _ in spans) < first_field or "," not in toks[:min(a for a, _ in spans)]
+    at = min(a for a, _ in spans)
+    # a marker with no field after it ("the medical history, too", "..., add it to the
+    # chart") is about everything before it
+    return at < first_field or "," not in toks[:at] or not any(
+        t in FIELD_WORDS for t in toks[at:])
 
 
 def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
