@@ -412,3 +412,17 @@ def test_an_add_marker_after_a_pause_with_no_field_after_it_adds(text: str) -> N
     con.say("show the age")
     con.say(text)
     assert con.snap["ir"]["fields"] == ["age", "comorbidities", "sex"]
+
+
+def test_a_number_alone_after_talk_about_vitals_moves_nothing() -> None:
+    con = Console()
+    con.say("show the age")
+    con.say("What are the sats doing? Ninety-two?")
+    assert con.snap["iv"]["mode"] == "none"
+
+
+def test_the_room_told_to_look_at_the_screen_is_talk() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("everyone look up at the screen this is the bronchus")
+    assert not con.snap["ar"]["visible"]

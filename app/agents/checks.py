@@ -296,6 +296,10 @@ def _domain_words() -> frozenset[str]:
 
 
 _DOMAIN = _domain_words()
+_DISPLAY_NAMES_SAID = {"ct", "scan", "scans", "mpr", "model", "3d", "chart", "box", "info",
+                       "information", "reconstruction", "recon", "console", "davinci"}
+_ACTION_VERBS = {"show", "hide", "zoom", "rotate", "move", "remove", "display", "reset", "clear",
+                 "spin", "turn", "add", "bring", "put"}
 
 
 def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()) -> str | None:
@@ -313,6 +317,10 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
     if any(low[i] in words("group_address") and (
             toks[i - 1:i] == [","] or toks[i + 1:i + 2] == [","]) for i in range(len(low))) and \
             not any(t in _DOMAIN for t in low):
+        return "it is said to the people in the room"
+    if low and low[0] in words("group_address") and not set(low) & _DISPLAY_NAMES_SAID and \
+            not set(low) & _ACTION_VERBS:
+        # "everyone look up at the screen, this is the bronchus": the room is taught
         return "it is said to the people in the room"
     not_name = (words("not_a_name") | words("discourse_markers") | words("command_fillers")
                 | words("answer_yes") | words("answer_no"))

@@ -49,7 +49,8 @@ def _request_after_a_remark(text: str) -> str | None:
     last = text[cuts[-1]:].strip()
     said = tokens_of(normalize(last))
     if any(t in DOMAIN_WORDS for t in before) or not said or said[0] in _SUBJECTS or \
-            has_any(before, "asks_a_person"):
+            has_any(before, "asks_a_person") or not any(t in DOMAIN_WORDS for t in said):
+        # ("What are the sats doing? Ninety-two?": a number alone answers the talk)
         return None  # "... I can't see the CT from here" is a remark too, not a request
     return last
 
