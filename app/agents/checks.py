@@ -266,10 +266,8 @@ _POINTERS = {"it", "this", "that", "them", "these", "those", "one"}
 
 def _not_console_words(tokens: Sequence[str]) -> list[str]:
     """The words of ``tokens`` that the console's language does not hold."""
-    from app.language.command_words import _CONTENT, _FUNCTION_WORDS
-    from app.language.vocabulary import FILLER, VOCABULARY
-    return [t for t in tokens if t.isalpha() and t not in VOCABULARY and t not in _CONTENT
-            and t not in _FUNCTION_WORDS and t not in FILLER]
+    from app.language.command_words import is_unknown_word
+    return [t for t in tokens if is_unknown_word(t)]
 
 
 def _display_words() -> dict[str, set[str]]:

@@ -16,7 +16,7 @@ from app.agents.grammar_clauses import (
     split_clauses,
 )
 from app.core.registry import Step
-from app.language.command_words import _CONTENT, _FUNCTION_WORDS
+from app.language.command_words import is_unknown_word
 from app.language.vocabulary import (
     _APPROXIMATORS,
     _INDEX_NOUNS,
@@ -24,7 +24,6 @@ from app.language.vocabulary import (
     _STEP_GLUE,
     _VAGUE_POS,
     DIRECTIONS,
-    FILLER,
     HIDE_VERBS,
     MOVE_VERBS,
     NAMED_POS,
@@ -33,7 +32,6 @@ from app.language.vocabulary import (
     RESET_VERBS,
     SHOW_VERBS,
     SIGN_WORDS,
-    VOCABULARY,
     WINDOWS,
     ZOOM_IN_WORDS,
     ZOOM_OUT_WORDS,
@@ -140,11 +138,6 @@ def _ordinal_attached(toks: list[str], i: int) -> bool:
         return False
     return nxt in _POSITION_NOUNS or nxt in PLANE_WORDS or prev in PLANE_WORDS or \
         prev in ("to", "at") or prev == "the" and before in ("to", "at")
-
-
-def _unknown_word(tok: str) -> bool:
-    return tok.isalpha() and tok not in VOCABULARY and tok not in FILLER and \
-        tok not in _FUNCTION_WORDS and tok not in _CONTENT
 
 
 def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
@@ -337,7 +330,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     defaulted = bool(pending and not pending_filled and sign is not None) or any(
         e[3] is None for e in dir_events)
     if defaulted and not orphans and any(
-            toks[k] in DIRECTIONS and k + 1 < n and _unknown_word(toks[k + 1])
+            toks[k] in DIRECTIONS and k + 1 < n and is_unknown_word(toks[k + 1])
             for k in range(n)):
         c.guess = True
     # planes named with a sign but no number: one default step ("move axial up")

@@ -263,7 +263,7 @@ class Orchestrator:
                       getattr(interp, "reason", "") or "That is not a console command.")
             stages["correct"]["valid"] = False
             tier = decision.tier if decision is not None else "lexicon"
-            from app.agents.lexicon import plan_phrase
+            from app.agents.plan_words import plan_phrase
 
             question = make_question(getattr(interp, "candidates", []) or [], plan_phrase)
             if question is not None:
@@ -358,7 +358,7 @@ class Orchestrator:
             record["reply"] = Reply(False, result.message)
             return record
         self.memory.remember("", agent)  # not itself a command to repeat
-        from app.agents.lexicon import plan_phrase
+        from app.agents.plan_words import plan_phrase
 
         # the trace form spells parameters as spoken ("+30"), not as registry values
         plain = [Step(f"{a['agent']}.{a['action']}", a.get("params") or {})

@@ -284,6 +284,15 @@ def has_domain_content(text: str, vocabulary: frozenset[str] | set[str] = frozen
 _has_domain_content = has_domain_content  # the older private name
 
 
+def is_unknown_word(tok: str) -> bool:
+    """A word the console's language does not hold: no domain word, grammar word, function
+    word or filler ("twenny", "cart"); numbers and punctuation are not words here."""
+    from app.language.vocabulary import FILLER, VOCABULARY
+
+    return tok.isalpha() and tok not in VOCABULARY and tok not in _CONTENT and \
+        tok not in _FUNCTION_WORDS and tok not in FILLER
+
+
 # ---------------------------------------------------------------------------------------------
 # how much a transcript reads as a console command (speech-recognition n-best rescoring)
 # ---------------------------------------------------------------------------------------------

@@ -11,19 +11,14 @@ the request's own characters (capitals matter to the check for names called out)
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from app.language import matches, word_rewrites, words
 from app.language.command_words import DOMAIN_WORDS
+from app.language.normalize import _ascii_fold
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
-
-def _fold(word: str) -> str:
-    """"né" → "ne", "não" → "nao": the language data is written without accents."""
-    return "".join(c for c in unicodedata.normalize("NFKD", word)
-                   if not unicodedata.combining(c))
 # Contractions as the frames are written (the interpreter's normaliser expands them the same way)
 _CONTRACTIONS = {"n't": ("not",), "'s": ("is",), "'d": ("would",), "'re": ("are",),
                  "'m": ("am",), "'ll": ("will",), "'ve": ("have",)}
@@ -46,7 +41,7 @@ def _words_of(text: str) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     regional = word_rewrites()
     for m in _WORD.finditer(text):
-        w = _fold(m.group(0).lower().replace("’", "'"))
+        w = _ascii_fold(m.group(0).lower())  # "né" → "ne": the data has no accents
         if w in regional:
             out += [(p, m.start(), m.end()) for p in regional[w]]
             continue
