@@ -340,6 +340,25 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
     return None
 
 
+def unknown_opener(raw: str, known: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """The words after a capitalised opener that no word class knows and that is no given
+    name ("Hao, again.", "Basi, zoom out."), or None. Such an opener may be a word of the
+    speaker's own language as well as a name: the caller acts on the rest only when the rest
+    is a confident command of its own."""
+    from app.language import given_names
+
+    toks = _WORD_RE.findall(raw or "")
+    if len(toks) < 3 or toks[1] != "," or not (toks[0][:1].isupper() and toks[0].isalpha()):
+        return None
+    low = toks[0].lower()
+    if low in known or low in given_names() or low in words("person_titles") or \
+            low in words("roles_called"):
+        return None
+    cut = (raw or "").find(",")
+    rest = (raw or "")[cut + 1:].strip()
+    return rest or None
+
+
 def _opens_with_and(tokens: Sequence[str]) -> bool:
     fill = words("command_fillers") - {"and"}
     for t in tokens:
@@ -409,4 +428,5 @@ def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
                    reason=f"{decision.reason} (refused: {why})".strip())
 
 
-__all__ = ["addressed_to_person", "as_field_edit", "as_structure_edit", "checked", "contradiction", "ungrounded"]
+__all__ = ["addressed_to_person", "as_field_edit", "as_structure_edit", "checked", "contradiction",
+           "ungrounded", "unknown_opener"]

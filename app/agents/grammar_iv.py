@@ -338,6 +338,10 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
         for p in pending:
             rel[p] = rel.get(p, 0) + sign * 10 * count * sign_reps
         pending_filled = True
+    # "a little lower on the axial, maybe thirty slices down": the amount said refines the
+    # vague step that way; it is not added to it
+    counted = {(e[0], e[1]) for e in dir_events if e[3] is not None}
+    dir_events = [e for e in dir_events if e[3] is not None or (e[0], e[1]) not in counted]
     for dplane, dsign, k, step, _ in dir_events:
         amount = step if step is not None else 10 * k * count
         rel[dplane] = rel.get(dplane, 0) + dsign * amount

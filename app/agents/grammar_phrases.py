@@ -72,8 +72,12 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\bmake it stop\b|\bstop it\b", "stop"),
     (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
     # "twenty down" / "axial, 20 down": the step said before its direction
-    (r"(?<!\bto )(?<!\bslice )\b(\d+) (down|up|left|right|forward|backward|back)\b(?! \d)",
-     "\\2 \\1"),
+    # ("40 slices to the right", "twenty slices upward": the unit and "to the" go with it)
+    (r"(?<!\bto )(?<!\bslice )\b((?:about|around|roughly|approximately|some|maybe|like) )?"
+     r"(\d+) (?:(?:more )?(?:slices|slice|steps|images) )?"
+     r"(?:(?:to|towards|toward) (?:the )?)?(down|up|left|right|forwards?|backwards?|back|"
+     r"upwards?|downwards?)\b(?! \d| (?:lung|lobe|lobes|upper|lower|middle|side)\b)",
+     "\\3 \\1\\2"),
     # "her FEV1 before surgery": when it was measured, not the operation field
     (r"\b(before|prior to|ahead of|pre) (the |her |his |this )?(surgery|operation|procedure|op)\b"
      r"(?= *[?.!,]?$)", ""),

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.agents.checks import addressed_to_person, checked, ungrounded
+from app.agents.checks import addressed_to_person, checked, ungrounded, unknown_opener
 from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.grammar_clauses import ACCEPT
@@ -161,6 +161,17 @@ class FastInterpreter:
         interp = self._interpret(text, state, memory)
         if not interp.empty:
             why = addressed_to_person(text or "", _KNOWN_WORDS)
+            rest = unknown_opener(text or "", _KNOWN_WORDS) if why is not None else None
+            if rest is not None and addressed_to_person(rest, _KNOWN_WORDS) is None:
+                # "Hao, again.": an opener that is no name may be the speaker's own word; the
+                # rest is acted on only when it is a confident command by itself
+                again = self._interpret(rest, state, memory)
+                if again.valid and not again.empty and again.decision.steps and \
+                        again.decision.tier == self.lexicon.name and \
+                        again.decision.confidence >= self.accept:
+                    return replace(again, raw=text or "", decision=replace(
+                        again.decision, diagnostics={**(again.decision.diagnostics or {}),
+                                                     "opener_set_aside": text[:len(text) - len(rest)]}))
             if why is not None:  # said to a person: out of scope, whatever it names
                 reason = f"Out of scope: {why}."
                 return replace(interp, valid=False, reason=reason, candidates=[],
@@ -280,6 +291,14 @@ class FastInterpreter:
                 decision.confidence < self.accept or not decision.valid or not decision.steps):
             heard = self._heard_as(text, state, memory)
             if heard is not None:
+                return heard
+        elif not grammar_only and not analysis.statement and \
+                (decision.diagnostics or {}).get("leftover"):
+            # "sagittal macs": read past a word it does not know, the grammar is less sure
+            # than of the words it sounds like ("sagittal max"); the surer reading wins
+            heard = self._heard_as(text, state, memory)
+            if heard is not None and heard.decision.confidence > decision.confidence and \
+                    not (heard.decision.diagnostics or {}).get("leftover"):
                 return heard
         if decision.confidence < self.consult_below() and not grammar_only:
             best = decision

@@ -34,8 +34,57 @@ def _read(path: Path) -> dict[str, list[str]]:
         words = entry.get("words") if isinstance(entry, dict) else None
         if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
             raise LanguageError(f"{path}: [{name}] needs words = [\"...\", ...]")
-        out[name] = [w.strip().lower() for w in words if w.strip()]
+        try:
+            out[name] = [e for w in words if w.strip() for e in expand(w.strip().lower())]
+        except ValueError as exc:
+            raise LanguageError(f"{path}: [{name}]: {exc}") from exc
     return out
+
+
+_MAX_EXPANSIONS = 512
+
+
+def expand(template: str) -> list[str]:
+    """Every wording of a template in hassil's notation: "(a|b)" is one of the alternatives,
+    "[x]" may be left out ("it (would|might) [really] help to" is four phrases). Written here
+    because only this expansion is needed, not hassil's intent matching."""
+    if not any(ch in template for ch in "()[]|"):
+        return [template]
+    out = [" ".join(w.split()) for w in _alternatives(template, 0, "")[0]]
+    if len(out) > _MAX_EXPANSIONS:
+        raise ValueError(f"{template!r} expands to {len(out)} phrases (at most {_MAX_EXPANSIONS})")
+    return list(dict.fromkeys(w for w in out if w))
+
+
+def _alternatives(t: str, i: int, close: str) -> tuple[list[str], int]:
+    """The wordings of ``t`` from ``i`` up to the bracket ``close`` (or the end)."""
+    choices: list[list[str]] = []
+    seq = [""]
+    while i < len(t):
+        ch = t[i]
+        if ch in "([":
+            inner, i = _alternatives(t, i + 1, ")" if ch == "(" else "]")
+            if ch == "[":
+                inner = [*inner, ""]
+            seq = [a + b for a in seq for b in inner]
+            continue
+        if ch == "|":
+            if not close:
+                raise ValueError(f"'|' outside brackets in {t!r}")
+            choices.append(seq)
+            seq = [""]
+        elif ch in ")]":
+            if ch != close:
+                raise ValueError(f"unbalanced brackets in {t!r}")
+            choices.append(seq)
+            return [w for c in choices for w in c], i + 1
+        else:
+            seq = [a + ch for a in seq]
+        i += 1
+    if close:
+        raise ValueError(f"unclosed bracket in {t!r}")
+    choices.append(seq)
+    return [w for c in choices for w in c], i
 
 
 _PROBLEMS: list[str] = []
@@ -83,10 +132,33 @@ def _classes() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in merged.items()}
 
 
+def _name_list(path: Path) -> set[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LanguageError(f"the names file {path} cannot be read: {exc}") from exc
+    return {ln.strip().lower() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")}
+
+
+@lru_cache(maxsize=1)
+def given_names() -> frozenset[str]:
+    """People's given names (``given_names.txt``, plus a hospital's own staff list of the same
+    name): a capitalised opener before a pause that is one of these calls on a person."""
+    names = _name_list(DATA_DIR / "given_names.txt")
+    extra = _hospital_file("given_names.txt")
+    if extra is not None:
+        try:
+            names |= _name_list(extra)
+        except LanguageError as exc:
+            _left_out(exc)
+    return frozenset(names)
+
+
 def reload() -> None:
     """Forget the cached data (tests, or after a hospital edited its file)."""
     _PROBLEMS.clear()
     _classes.cache_clear()
+    given_names.cache_clear()
     _phrases.cache_clear()
     _rewrites.cache_clear()
     from app.language.exemplars import exemplar_records  # imports this module
@@ -257,7 +329,7 @@ def class_names() -> Iterable[str]:
     return sorted(_classes())
 
 
-__all__ = ["DATA_DIR", "LanguageError", "class_names", "has_any", "join_spelled_letters",
+__all__ = ["DATA_DIR", "LanguageError", "class_names", "expand", "given_names", "has_any", "join_spelled_letters",
            "matches", "phrasings", "problems", "reload", "replace_phrases", "rewrite",
            "rewrite_sources", "which_of",
            "words"]

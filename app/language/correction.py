@@ -34,6 +34,7 @@ from app.language.normalize import (
     normalize,
     tokens_of,
 )
+from app.language.vocabulary import VOCABULARY, singular
 
 _WAKE = "davinci"
 _WAKE_FILLERS = language_words("wake_fillers")
@@ -334,6 +335,11 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
     for i, tok in enumerate(tokens):
         if _is_known(tok, lex, protected) or len(tok) < 4:
             out.append(tok)
+            continue
+        one = singular(tok)
+        if one != tok and (one in lex or one in VOCABULARY):
+            changes.append((tok, one, "plural of a console word"))  # "the charts", "locations"
+            out.append(one)
             continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         split = next(((tok[:k], tok[k:]) for k in range(2, len(tok) - 1)

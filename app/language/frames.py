@@ -100,8 +100,24 @@ def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str],
         if _at(toks, a, "closing_remark_leads") > a and not any(
                 t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
+        if _at(toks, a, "descriptive_remark_leads") > a and _names_a_thing(toks[i:a]) and \
+                not any(t in _ACTION_WORDS or t.isdigit() for t in toks[a:stop]):
+            return [(a, stop)]
         break
     return []
+
+
+_ACTION_WORDS = {"show", "hide", "zoom", "rotate", "turn", "spin", "move", "add", "remove",
+                 "take", "put", "bring", "go", "scroll", "reset", "clear", "display", "open",
+                 "close", "enlarge", "shrink", "rotating", "spinning", "moving", "zooming",
+                 "up", "down", "left", "right", "forward", "backward", "plus", "minus", "again"}
+
+
+def _names_a_thing(toks: list[str]) -> bool:
+    """Whether the words name a display, plane, field or structure (not only a direction)."""
+    from app.language.vocabulary import AR_STRONG, IR_STRONG, IV_STRONG
+
+    return any(t in IR_STRONG or t in IV_STRONG or t in AR_STRONG for t in toks)
 
 
 _DETERMINERS = {"the", "this", "that", "our", "a", "an", "her", "his"}

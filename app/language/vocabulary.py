@@ -62,9 +62,10 @@ _PFT_RE = re.compile(r"\b(?:" + "|".join(sorted(_PFT_QUALIFIERS)) + r") (?:"
                      + "|".join(sorted(_PFT_NOUNS)) + r")(?:s|es)?\b")
 
 
-def _singular(tok: str) -> str:
+def singular(tok: str) -> str:
     """The singular of a plural noun, roughly ("tests" → test, "studies" → study); other
-    words unchanged. Only used to match field phrases, so rough is enough."""
+    words unchanged. Used to match field phrases and to fold a plural the console does not
+    know onto the word it knows ("the charts"), so rough is enough."""
     if len(tok) > 4 and tok.endswith("ies"):
         return tok[:-3] + "y"
     if len(tok) > 3 and tok.endswith("s") and not tok.endswith(("ss", "us", "is", "ics")):
@@ -72,6 +73,7 @@ def _singular(tok: str) -> str:
     return tok
 
 
+_singular = singular
 OP_WORDS = _set("operation_words")
 SHOW_VERBS = _set("show_verbs")
 HIDE_VERBS = _set("hide_verbs")

@@ -1,0 +1,140 @@
+"""Openers that may be a name or a word of the speaker's own language, amounts said before
+their direction, remarks after a request, plurals and sound-alikes the grammar read past
+(DESIGN §3 coverage, §4 talk addressed to people)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import app.language as language
+from tests.test_lexicon import Console
+
+
+@pytest.fixture
+def con() -> Console:
+    return Console()
+
+
+# ---------------------------------------------------------------- openers before a pause
+@pytest.mark.parametrize("text, expected", [
+    ("Basi, zoom out.", [("AR.ZOOM_OUT", {})]),
+    ("Haydi, show the CT.", [("IV.SHOW_MOVE", {})]),
+    ("Opa, and the comorbidities also.", [("IR.SHOW", {"fields": ["comorbidities"],
+                                                        "op": "add"})]),
+])
+def test_an_unknown_opener_that_is_no_name_is_set_aside_before_a_whole_command(
+        con: Console, text: str, expected: list) -> None:
+    assert con.say(text) == expected
+    assert con.last.decision.diagnostics.get("opener_set_aside")
+
+
+@pytest.mark.parametrize("text", [
+    "Tom, zoom out.",                      # a given name
+    "Anesthesia, can we get the lung down, please?",  # a role called out
+    "Gente, olha, look at the screen, that one is the bronchus.",  # a group, in Portuguese
+    "Juma, please adjust the light, it is shining to the right side.",  # rest is no command
+])
+def test_a_name_role_or_group_called_out_is_talk_whatever_follows(con: Console,
+                                                                   text: str) -> None:
+    before = con.snap
+    assert con.say(text) == []
+    assert not con.last.valid and con.snap == before
+
+
+def test_a_hospitals_staff_list_makes_an_opener_a_name(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "given_names.txt").write_text("# our theatre staff\nBasi\n", encoding="utf-8")
+    monkeypatch.setenv("VISA_LANGUAGE_DIR", str(tmp_path))
+    language.reload()
+    try:
+        assert "basi" in language.given_names()
+        assert Console().say("Basi, zoom out.") == []
+    finally:
+        monkeypatch.delenv("VISA_LANGUAGE_DIR")
+        language.reload()
+
+
+# ---------------------------------------------------------------- amounts before a direction
+@pytest.mark.parametrize("text, expected", [
+    ("the sagittal, fifteen to the right", {"sagittal": "+15"}),
+    ("axial 20 slices up", {"axial": "+20"}),
+    ("coronal, thirty slices forward", {"coronal": "+30"}),
+    ("about 40 slices to the right", {"sagittal": "+40"}),
+])
+def test_an_amount_said_before_its_direction_is_the_step(con: Console, text: str,
+                                                         expected: dict) -> None:
+    con.say("show the ct")
+    assert con.say(text) == [("IV.SHOW_MOVE", expected)]
+
+
+def test_a_direction_word_naming_a_lung_is_no_step_for_the_amount_before_it(
+        con: Console) -> None:
+    con.say("show the model")
+    acts = con.say("rotate 20 to the right lung")
+    assert all(a != ("IV.SHOW_MOVE", {"sagittal": "+20"}) for a in acts)
+
+
+# ---------------------------------------------------------------- remarks after a request
+@pytest.mark.parametrize("text, expected", [
+    ("take the axial to slice 90, that's roughly the apex of the upper lobe",
+     [("IV.SHOW_MOVE", {"axial": 90})]),
+    ("zoom in on the nodule, that's the lesion we're taking out",
+     [("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+    ("put up the lung function too, so she can answer her own question",
+     [("IR.SHOW", {"fields": ["pft"], "op": "add"})]),
+    ("the left upper lobe on, please, I'd like our trainee to compare the fissures",
+     [("AR.SHOW", {"structures": ["left_upper_lobe"], "op": "add"})]),
+])
+def test_a_remark_after_a_request_that_names_a_thing_is_no_part_of_it(
+        con: Console, text: str, expected: list) -> None:
+    con.say("show the model")
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text", ["that's the vein we want to keep", "left, that's the vein"])
+def test_a_remark_alone_or_after_a_bare_direction_stays_talk(con: Console, text: str) -> None:
+    con.say("show the model")
+    before = con.snap
+    assert con.say(text) == []
+    assert con.snap == before
+
+
+def test_a_request_frame_written_as_a_template_covers_its_wordings(con: Console) -> None:
+    assert "it might be really useful to" in language.words("request_leads")
+    con.say("show the ct")
+    assert con.say("It'd help to go ten slices up.") == [("IV.SHOW_MOVE", {"axial": "+10"})]
+
+
+def test_a_template_expands_alternatives_and_optional_words() -> None:
+    assert language.expand("it (would|might) [really] help to") == [
+        "it would really help to", "it would help to", "it might really help to",
+        "it might help to"]
+    assert language.expand("plain words") == ["plain words"]
+    with pytest.raises(ValueError, match="unclosed"):
+        language.expand("it (would help")
+
+
+# ---------------------------------------------------------------- plurals and sound-alikes
+def test_a_plural_of_a_console_word_reads_as_the_word(con: Console) -> None:
+    con.say("show the chart")
+    assert con.say("hide the charts") == [("IR.HIDE", {})]
+    con.say("show the age")
+    assert con.say("add the tumor locations") == [
+        ("IR.SHOW", {"fields": ["tumor_location"], "op": "add"})]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("sagittal macs", {"sagittal": "max"}),
+    ("sagittal to the mittle", {"sagittal": "middle"}),
+])
+def test_a_word_the_grammar_read_past_is_read_as_the_console_word_it_sounds_like(
+        con: Console, text: str, expected: dict) -> None:
+    con.say("show the ct")
+    assert con.say(text) == [("IV.SHOW_MOVE", expected)]
+
+
+def test_a_vague_step_and_an_amount_the_same_way_are_one_step(con: Console) -> None:
+    con.say("show the ct")
+    assert con.say("left a bit, 20 to the left") == [("IV.SHOW_MOVE", {"sagittal": "-20"})]
