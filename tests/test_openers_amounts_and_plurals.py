@@ -138,3 +138,31 @@ def test_a_word_the_grammar_read_past_is_read_as_the_console_word_it_sounds_like
 def test_a_vague_step_and_an_amount_the_same_way_are_one_step(con: Console) -> None:
     con.say("show the ct")
     assert con.say("left a bit, 20 to the left") == [("IV.SHOW_MOVE", {"sagittal": "-20"})]
+
+
+# ---------------------------------------------------------------- relays, leads, purposes
+@pytest.mark.parametrize("before, text, expected", [
+    ("show the ct", "the professor asks, could you bring the coronal to 180?",
+     [("IV.SHOW_MOVE", {"coronal": 180})]),
+    ("show the model", "the professor is asking to add the left lung for comparison",
+     [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"})]),
+    ("show the chart", "on second thought, remove.", [("IR.HIDE", {})]),
+    ("show the chart", "sorry to interrupt, can you show the lung function too?",
+     [("IR.SHOW", {"fields": ["pft"], "op": "add"})]),
+    ("show the chart", "the chart can go now", [("IR.HIDE", {})]),
+    ("show the ct", "would you mind setting the axial to the middle slice and zooming in on it?",
+     [("IV.SHOW_MOVE", {"axial": "middle"}), ("IV.ZOOM_IN_MOVE", {"plane": "axial"})]),
+])
+def test_relays_lead_clauses_and_purposes_leave_the_request(con: Console, before: str,
+                                                            text: str, expected: list) -> None:
+    con.say(before)
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text", ["pull up something for comparison",
+                                  "excuse me, could you turn around so I can get past?"])
+def test_talk_that_only_sounds_like_a_request_stays_talk(con: Console, text: str) -> None:
+    con.say("show the model")
+    before = con.snap
+    assert con.say(text) == []
+    assert con.snap == before

@@ -289,7 +289,7 @@ _DISPLAY_NOUNS = {"model", "3d", "reconstruction", "ct", "scan", "scans", "image
                   "view", "views", "slice", "slices", "picture", "pictures", "box", "info",
                   "information", "text", "panel", "overlay", "window", "windows", "axial",
                   "coronal", "sagittal", "display", "screen", "details", "data", "lungs",
-                  "anatomy", "rendering"}
+                  "anatomy", "rendering", "chart", "mpr", "recon", "sheet", "card", "summary"}
 _DISMISS_LINKS = {"has", "have", "needs", "need", "can"}
 _REQUEST_BY_SHOULD = {"bigger": ("zoom", "in"), "larger": ("zoom", "in"),
                       "smaller": ("zoom", "out")}

@@ -275,6 +275,11 @@ def _in_a_name(tok: str, before: str, after: str, lex: Lexicon) -> str | None:
 # Lead-ins before the request itself: a time clause ("before we dock, ..."), an aside
 # ("one more thing, ..."), a politeness frame ("would it be possible to ..."), or a reaction to
 # the last step ("that's too much, go down three"). Dropped only when a request follows.
+# A request of one word after a lead clause ("on second thought, remove")
+_ONE_WORD_REQUESTS = frozenset({"remove", "hide", "show", "reset", "again", "undo", "clear",
+                                "zoom", "rotate", "stop"})
+
+
 def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
     i = 0
     openers = language_words("lead_openers")
@@ -289,13 +294,16 @@ def _drop_lead_in(tokens: list[str]) -> tuple[list[str], str]:
         if k > i and tuple(tokens[k:k + len(lead)]) == lead and "," in tokens[k + len(lead):]:
             i = k
             break
-    for lead in phrases("lead_clauses"):
-        if tuple(tokens[i:i + len(lead)]) == lead and "," in tokens[i + len(lead):]:
-            cut = tokens.index(",", i + len(lead))
-            rest = tokens[cut + 1:]
-            said = " ".join(rest)
-            if len(rest) >= 2 and (has_domain_content(said) or sounds_like_command(said)):
-                return _drop_lead_in(rest)[0], " ".join(tokens[:cut + 1])
+    for start in dict.fromkeys((0, i)):  # "sorry to interrupt, ...": an opener may begin it
+        for lead in phrases("lead_clauses"):
+            if tuple(tokens[start:start + len(lead)]) == lead and \
+                    "," in tokens[start + len(lead):]:
+                cut = tokens.index(",", start + len(lead))
+                rest = tokens[cut + 1:]
+                said = " ".join(rest)
+                if (len(rest) >= 2 or rest and rest[0] in _ONE_WORD_REQUESTS) and (
+                        has_domain_content(said) or sounds_like_command(said)):
+                    return _drop_lead_in(rest)[0], " ".join(tokens[:cut + 1])
     for frame in phrases("polite_frames"):
         n = len(frame)
         if tuple(tokens[i:i + n]) == frame and len(tokens) > i + n:

@@ -124,10 +124,14 @@ _DETERMINERS = {"the", "this", "that", "our", "a", "an", "her", "his"}
 
 
 def _purpose(toks: list[str], i: int, stop: int) -> list[tuple[int, int]]:
-    """"switch to the posterior view for the fissure": what the request is for, naming
-    nothing of the console, ends the utterance (the request is read without it)."""
+    """"switch to the posterior view for the fissure", "add the left lung for comparison":
+    what the request is for, naming nothing of the console, ends the utterance (the request
+    is read without it)."""
     for a in range(stop - 2, i + 2, -1):
-        if toks[a] == "for" and toks[a + 1] in _DETERMINERS and stop - a <= 5 and not any(
+        said_for = toks[a] == "for" and toks[a + 1] in _DETERMINERS or \
+            toks[a] in ("for", "to", "just") and toks[a + 1] in words("purpose_words") and \
+            _names_a_thing(toks[i:a])
+        if said_for and stop - a <= 5 and not any(
                 t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
     return []
