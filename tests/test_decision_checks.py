@@ -55,6 +55,8 @@ def test_a_composite_that_zooms_both_ways_is_not_a_contradiction() -> None:
     ("have a gander at it from the top", Step("IR.SHOW", {"fields": ["age", "sex"]})),
     ("bring the axial up a bit", Step("IV.SHOW_MOVE", {"axial": "+1"})),
     ("show the ct", Step("IR.RESET", {})),
+    ("the left upper lobe on, i would like our trainee to compare the fissures",
+     Step("AR.SHOW", {"structures": ["left_upper_lobe"], "view": "anterior", "op": "add"})),
 ])
 def test_a_later_tier_may_not_do_what_no_word_asked_for(text: str, step: Step) -> None:
     assert ungrounded([step], _toks(text)) is not None
@@ -66,6 +68,8 @@ def test_a_later_tier_may_not_do_what_no_word_asked_for(text: str, step: Step) -
     ("coronal 250", Step("IV.SHOW_MOVE", {"coronal": 250})),
     ("how tall is she", Step("IR.SHOW", {"fields": ["height"]})),
     ("view it from the top", Step("AR.SHOW", {"view": "superior"})),
+    ("the other side", Step("AR.SHOW", {"view": "left"})),
+    ("turn it so we look from the right", Step("AR.SHOW", {"view": "right"})),
 ])
 def test_a_later_tier_reading_grounded_in_the_words_passes(text: str, step: Step) -> None:
     assert ungrounded([step], _toks(text)) is None

@@ -166,3 +166,9 @@ def test_talk_that_only_sounds_like_a_request_stays_talk(con: Console, text: str
     before = con.snap
     assert con.say(text) == []
     assert con.snap == before
+
+
+def test_a_long_word_heard_without_its_first_sound_is_the_word(con: Console) -> None:
+    con.say("show the ct")
+    assert con.say("zoom in on this agittal") == [("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]
+    assert con.say("oronal plus 20")[0] == ("IV.SHOW_MOVE", {"coronal": "+20"})

@@ -136,6 +136,7 @@ _ROTATION_EXTRA = {"wiggle", "wobble", "jiggle", "shake", "twirl", "spin", "roun
                    "revolve", "circle", "flip", "tumble"}
 _RESET_WORDS = {"reset", "initialize", "initialise", "reinitialize", "restore", "restart",
                 "default", "defaults", "original", "start", "fresh", "init"}
+_OTHER_VIEW_WORDS = {"other", "opposite", "flip", "reverse", "mirror", "turn", "round", "around"}
 _VIEW_NOUNS = {"view", "views", "side", "angle", "perspective", "vantage", "aspect", "from",
                "look", "looking"}
 _IR_NOUNS = {"patient", "patients", "info", "information", "details", "data", "chart",
@@ -221,6 +222,12 @@ def ungrounded(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
                 return why
         if "view" in p and not toks & (set(AR_VIEW_WORDS) | _VIEW_NOUNS):
             return "a 3D view nobody named"
+        if "view" in p and agent == "AR":
+            said = {AR_VIEW_WORDS[t] for t in toks if t in AR_VIEW_WORDS}
+            if said and str(p["view"]) not in said and not toks & _OTHER_VIEW_WORDS:
+                # "the left upper lobe on ...": "left" names a lobe's side; a view the words
+                # name nowhere ("anterior") is the later tier's own
+                return f"the {p['view']} view, which nobody named"
         if p.get("window") and not toks & (set(WINDOWS) | {"window", "preset", "windows"}):
             return "a CT window nobody named"
         if action in ("ZOOM_IN", "ZOOM_OUT") and not toks & _ZOOM_WORDS:

@@ -253,6 +253,8 @@ def _fuzzy(tok: str, lex: Lexicon) -> str | None:
     # Short words must sound the same ("cornal" ~ coronal, not "clean" ~ clear); long ones
     # may differ a little in sound as well.
     ok = same_sound if len(tok) <= 6 else same_sound or fuzz.ratio(meta_t, meta_w) >= 75
+    if len(tok) >= 6 and word[1:] == tok:
+        return word  # a long word heard without its first sound ("agittal" = sagittal)
     return word if ok and (tok[0] == word[0] or same_sound) else None
 
 
