@@ -172,3 +172,21 @@ def test_a_long_word_heard_without_its_first_sound_is_the_word(con: Console) -> 
     con.say("show the ct")
     assert con.say("zoom in on this agittal") == [("IV.ZOOM_IN_MOVE", {"plane": "sagittal"})]
     assert con.say("oronal plus 20")[0] == ("IV.SHOW_MOVE", {"coronal": "+20"})
+
+
+# ---------------------------------------------------------------- other languages' habits
+@pytest.mark.parametrize("before, text, expected", [
+    ("show the ct", "Open the CT, por favor.", [("IV.SHOW_MOVE", {})]),
+    ("show the ct", "Yalla, davinci, open the CT min fadlak.", [("IV.SHOW_MOVE", {})]),
+    ("show the ct", "Geu... coronal, fifty plus, please.", [("IV.SHOW_MOVE", {"coronal": "+50"})]),
+    ("show the ct", "axial twenty minus", [("IV.SHOW_MOVE", {"axial": "-20"})]),
+    ("show the ct", "Coronal view, big, please make.", [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]),
+    ("show the model", "Only nodules, nothing more.", [("AR.SHOW", {"structures": ["lung_nodules"]})]),
+    ("show the model", "Hmm, the right upper lobe back on, doch.",
+     [("AR.SHOW", {"structures": ["right_upper_lobe"], "op": "add"})]),
+    ("show the chart", "The PFT, the function of the lung, show me.", [("IR.SHOW", {"fields": ["pft"]})]),
+])
+def test_word_order_signs_and_please_of_other_languages(con: Console, before: str, text: str,
+                                                        expected: list) -> None:
+    con.say(before)
+    assert con.say(text) == expected

@@ -71,6 +71,15 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1 times"),
     (r"\bmake it stop\b|\bstop it\b", "stop"),
     (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
+    # "coronal, fifty plus": the sign said after the amount
+    (r"(?<!\bto )(?<!\bslice )\b(\d+) (plus|minus)\b(?! \d)", "\\2 \\1"),
+    # "only the nodules, nothing more": only those
+    (r"^(.+?),? nothing (more|else)( please)?$", "only \\1"),
+    # "the right upper lobe back on": that structure shown again
+    (r"^(the )?((?:right |left )?(?:upper |middle |lower )?(?:lobe|lobes|lung|lungs|nodules?|"
+     r"airway|trachea|rul|rml|rll|lul|lll)) back (on|in)\b", "readd \\1\\2"),
+    # "coronal view, big, please make": the verb said last
+    (r"\b(big|bigger|large|larger|small|smaller),? (please )?make( it)?$", "make it \\1"),
     # "twenty down" / "axial, 20 down": the step said before its direction
     # ("40 slices to the right", "twenty slices upward": the unit and "to the" go with it)
     (r"(?<!\bto )(?<!\bslice )\b((?:about|around|roughly|approximately|some|maybe|like) )?"
