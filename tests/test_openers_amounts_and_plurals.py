@@ -190,3 +190,23 @@ def test_word_order_signs_and_please_of_other_languages(con: Console, before: st
                                                         expected: list) -> None:
     con.say(before)
     assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("and tier view", [("AR.SHOW", {"view": "anterior"})]),
+    ("zoom into the nod yule", [("AR.ZOOM_IN", {"target": "lung_nodules"})]),
+])
+def test_a_console_term_written_as_two_words_is_read_as_the_term(con: Console, text: str,
+                                                                 expected: list) -> None:
+    con.say("show the model")
+    assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Okay everyone, look at the axial view up there, you can see the node right here.",
+    "she have which diseases before?",
+])
+def test_ordinary_words_side_by_side_are_not_joined_into_a_term(text: str) -> None:
+    from app.language.soundalike import sound_alike_readings
+
+    assert sound_alike_readings(text) == []

@@ -189,8 +189,41 @@ def sound_alike_readings(text: str, limit: int = 6) -> list[str]:
         return []  # "wait", "hai, okay": words of the language's own, no misheard term
     out = variants(text, limit=limit, known=known, min_similarity=TEXT_MIN_SIMILARITY,
                    keep=language_words("negation_words"))
+    if not out:  # only when no word alone sounds like a term
+        out = _joined_readings(text, known)
     amount = amount_reading(text, known)
-    return ([amount] if amount and amount not in out else []) + out
+    return ([amount] if amount and amount not in out else []) + out[:limit]
+
+
+_JOIN_MIN_SPELLING = 55.0
+
+
+def _joined_readings(text: str, known: frozenset[str]) -> list[str]:
+    """A long console term a recogniser wrote as two words, one of them unknown ("tray kia" =
+    trachea, "and tier" = anterior): the two together must have the term's Soundex code, pass
+    the match-rating comparison and be spelled at least half alike, and only one term may fit
+    (else nothing is proposed)."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
+    long_terms = [t for t in terms() if len(t.letters) >= 6 and t.written == t.spoken
+                  and t.written.isalpha()]  # words, not spelled abbreviations ("see tee")
+    out: list[str] = []
+    for i in range(len(words) - 1):
+        a, b = words[i][2].lower(), words[i + 1][2].lower()
+        if _known(a, known) and _known(b, known) or not (a.isalpha() and b.isalpha()) or \
+                a in DOMAIN_WORDS or b in DOMAIN_WORDS:
+            continue  # a console word is no half of another ("the node right here")
+        joined = a + b
+        if len(joined) < 6:
+            continue
+        code = jellyfish.soundex(joined)
+        fits = {t.written for t in long_terms
+                if jellyfish.soundex(t.letters) == code
+                and jellyfish.match_rating_comparison(joined, t.letters)
+                and fuzz.ratio(joined, t.letters) >= _JOIN_MIN_SPELLING
+                and 0.8 * len(joined) <= len(t.letters) <= 1.3 * len(joined)}
+        if len(fits) == 1:
+            out.append(text[:words[i][0]] + fits.pop() + text[words[i + 1][1]:])
+    return out
 
 
 # Where a slice step goes (after a direction, a plane or "by"), only a number word can stand:
