@@ -44,6 +44,12 @@ def test_a_reading_that_says_the_opposite_of_the_words_is_refused(text: str, ste
     assert contradiction([step], _toks(text)) is not None
 
 
+def test_a_plan_that_zooms_both_ways_for_words_that_zoom_one_way_is_refused() -> None:
+    steps = [Step("AR.ZOOM_OUT", {}), Step("AR.ZOOM_IN", {}), Step("AR.ZOOM_OUT", {})]
+    assert contradiction(steps, _toks("zoom out one more, si ndiyo?")) is not None
+    assert contradiction(steps[:2], _toks("again, and then zoom out")) is None
+
+
 def test_a_composite_that_zooms_both_ways_is_not_a_contradiction() -> None:
     steps = [Step("IV.ZOOM_OUT", {}), Step("AR.ZOOM_IN", {"target": "lung_nodules"})]
     assert contradiction(steps, _toks("back to small views plus a close-up of the nodule")) is None

@@ -210,3 +210,14 @@ def test_ordinary_words_side_by_side_are_not_joined_into_a_term(text: str) -> No
     from app.language.soundalike import sound_alike_readings
 
     assert sound_alike_readings(text) == []
+
+
+@pytest.mark.parametrize("before, text, expected", [
+    ("show the model", "And the inferior view, if that is possible.", [("AR.SHOW", {"view": "inferior"})]),
+    ("show the ct", "If it's alright, could the sagittal go left by 15?",
+     [("IV.SHOW_MOVE", {"sagittal": "-15"})]),
+])
+def test_a_condition_of_politeness_around_a_request_is_no_part_of_it(
+        con: Console, before: str, text: str, expected: list) -> None:
+    con.say(before)
+    assert con.say(text) == expected

@@ -30,6 +30,10 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
     zin, zout = "zoom_in_markers" in zoom, "zoom_out_markers" in zoom
     kinds = {s.action_id.split(".", 1)[1] for s in steps}
     if kinds & {"ZOOM_IN", "ZOOM_IN_MOVE"} and "ZOOM_OUT" in kinds:
+        if zin != zout and not set(tokens) & _REPEAT_SAID:
+            # "zoom out one more": a plan that zooms both ways is not its reading ("again, and
+            # then zoom out" repeats the last zoom in first)
+            return f"the words zoom {'in' if zin else 'out'} only; the reading zooms both ways"
         zin = zout = False  # a composite that zooms both ways: each part has its own words
     why = _against_directions(steps, tokens)
     if why is not None:
@@ -136,6 +140,7 @@ _ROTATION_EXTRA = {"wiggle", "wobble", "jiggle", "shake", "twirl", "spin", "roun
                    "revolve", "circle", "flip", "tumble"}
 _RESET_WORDS = {"reset", "initialize", "initialise", "reinitialize", "restore", "restart",
                 "default", "defaults", "original", "start", "fresh", "init"}
+_REPEAT_SAID = {"again", "repeat", "same", "once", "twice"}
 _OTHER_VIEW_WORDS = {"other", "opposite", "flip", "reverse", "mirror", "turn", "round", "around"}
 _VIEW_NOUNS = {"view", "views", "side", "angle", "perspective", "vantage", "aspect", "from",
                "look", "looking"}

@@ -94,7 +94,7 @@ def _direction_role(toks: list[str], i: int) -> str:
         if "coronal" in named and DIRECTIONS[t][0] not in named:
             return "modifier"
     if t == "back" and i > 0 and toks[i - 1] in _IV_DISPLAY_NOUNS and not any(
-            w in PLANE_WORDS or _is_num(w) for w in toks) and nxt in ("", "on", "up", "please",
+            w in PLANE_WORDS or _is_num(w) for w in toks) and nxt in ("", ",", "on", "up", "please",
                                                                       "again", "now"):
         return "modifier"  # "the CT back on", "bring the scan back": the display again
     if heads_for:
