@@ -221,3 +221,35 @@ def test_a_condition_of_politeness_around_a_request_is_no_part_of_it(
         con: Console, before: str, text: str, expected: list) -> None:
     con.say(before)
     assert con.say(text) == expected
+
+
+@pytest.mark.parametrize("before, text, expected", [
+    ("show the model", "add rll and lll",
+     [("AR.SHOW", {"structures": ["left_lower_lobe", "right_lower_lobe"], "op": "add"})]),
+    ("show the model", "tayyib, remove the lobe the lower right.",
+     [("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "remove"})]),
+    ("show the model", "include the lung left.",
+     [("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"})]),
+    ("show the model", "show the tray key a",
+     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "add"})]),
+    ("show the model", "turn of the nodules",
+     [("AR.SHOW", {"structures": ["lung_nodules"], "op": "remove"})]),
+    ("show the chart", "and the diagnostic also.", [("IR.SHOW", {"fields": ["diagnosis"], "op": "add"})]),
+    ("show the chart", "show the bodyweight", [("IR.SHOW", {"fields": ["weight"]})]),
+])
+def test_sides_after_the_noun_abbreviations_and_recogniser_spellings(
+        con: Console, before: str, text: str, expected: list) -> None:
+    con.say(before)
+    assert con.say(text) == expected
+
+
+def test_a_side_said_by_an_abbreviation_is_not_narrowed_to_the_lung_on_show(con: Console) -> None:
+    con.say("show the model")
+    assert con.say("add the lower lobe") == [
+        ("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "add"})]
+
+
+def test_an_opener_of_another_language_before_again_is_set_aside(con: Console) -> None:
+    con.say("show the model")
+    con.say("zoom in")
+    assert con.say("noch mal, again.") == [("AR.ZOOM_IN", {})]

@@ -197,12 +197,15 @@ _TARGET_PREPS = frozenset({"on", "onto", "into", "to", "toward", "towards", "at"
 _PUT_IN_VERBS = {"put", "pop", "stick", "throw", "slot", "bung", "chuck", "bring", "readd"}
 
 
+_SIDED_ABBREVIATIONS = {"rul", "rml", "rll", "lul", "lll"}  # each names its side
+
+
 def _on_shown_side(keys: list[str], c: Clause, state: ConsoleState) -> list[str]:
     """"the lower lobe" with no side said, while the model shows the lobes of one lung only:
     that lung's lower lobe (both lower lobes otherwise)."""
     pair = {k.split("_", 1)[1] for k in keys if k.startswith(("left_", "right_"))}
     if len(keys) != 2 or len(pair) != 1 or {k.split("_", 1)[0] for k in keys} != {
-            "left", "right"} or any(t in SIDES for t in c.toks) or \
+            "left", "right"} or any(t in SIDES or t in _SIDED_ABBREVIATIONS for t in c.toks) or \
             c.has("lobes", "both", "all") or not state.ar.visible:
         return keys
     sides = {k.split("_", 1)[0] for k in state.ar.structures if k.endswith("_lobe")}

@@ -71,6 +71,12 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
      "\\1 times"),
     (r"\bmake it stop\b|\bstop it\b", "stop"),
     (r"\b(back to|as) (how it was|it was|before|the original|the start)\b", "reset"),
+    # "the lobe the lower right", "the lobe lower right": the side and level said after "lobe"
+    (r"\b(?:the )?lobe (?:the )?(upper|middle|lower) (left|right)\b", "the \\2 \\1 lobe"),
+    (r"\b(?:the )?lobe (?:the )?(left|right) (upper|middle|lower)\b", "the \\1 \\2 lobe"),
+    # "include the lung left": the side after "lung" (not "turn the lung left": a rotation)
+    (r"\b(add|include|show|hide|remove|display|put|bring|readd) (the )?lung (left|right)\b",
+     "\\1 the \\3 lung"),
     # "coronal, fifty plus": the sign said after the amount
     (r"(?<!\bto )(?<!\bslice )\b(\d+) (plus|minus)\b(?! \d)", "\\2 \\1"),
     # "only the nodules, nothing more": only those
