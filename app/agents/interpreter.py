@@ -156,6 +156,18 @@ class FastInterpreter:
             return whole
         return framed_reading
 
+    def _confident_part(self, text: str, part: str, state: ConsoleState, memory: Memory,
+                        key: str, said: str) -> Interpretation | None:
+        """The grammar's confident reading of ``part`` of ``text`` (noted under ``key`` in
+        the diagnostics), or None when the part alone is no confident command."""
+        again = self._interpret(part, state, memory)
+        if not (again.valid and not again.empty and again.decision.steps and
+                again.decision.tier == self.lexicon.name and
+                again.decision.confidence >= self.accept):
+            return None
+        return replace(again, raw=text or "", decision=replace(
+            again.decision, diagnostics={**(again.decision.diagnostics or {}), key: said}))
+
     def _interpret_said(self, text: str, state: ConsoleState, memory: Memory
                         ) -> Interpretation:
         interp = self._interpret(text, state, memory)
@@ -165,13 +177,10 @@ class FastInterpreter:
             if rest is not None and addressed_to_person(rest, _KNOWN_WORDS) is None:
                 # "Hao, again.": an opener that is no name may be the speaker's own word; the
                 # rest is acted on only when it is a confident command by itself
-                again = self._interpret(rest, state, memory)
-                if again.valid and not again.empty and again.decision.steps and \
-                        again.decision.tier == self.lexicon.name and \
-                        again.decision.confidence >= self.accept:
-                    return replace(again, raw=text or "", decision=replace(
-                        again.decision, diagnostics={**(again.decision.diagnostics or {}),
-                                                     "opener_set_aside": text[:len(text) - len(rest)]}))
+                part = self._confident_part(text, rest, state, memory, "opener_set_aside",
+                                            text[:len(text) - len(rest)])
+                if part is not None:
+                    return part
             if why is not None:  # said to a person: out of scope, whatever it names
                 reason = f"Out of scope: {why}."
                 return replace(interp, valid=False, reason=reason, candidates=[],
@@ -185,13 +194,9 @@ class FastInterpreter:
             # remark in a sentence of its own was ("Specimen's out. Clear the CT")
             last = _request_after_a_remark(text or "")
             if last is not None:
-                again = self._interpret(last, state, memory)
-                if again.valid and not again.empty and again.decision.steps and \
-                        again.decision.tier == self.lexicon.name and \
-                        again.decision.confidence >= self.accept:
-                    return replace(again, raw=text or "", decision=replace(
-                        again.decision, diagnostics={**(again.decision.diagnostics or {}),
-                                                     "after_a_remark": last}))
+                part = self._confident_part(text, last, state, memory, "after_a_remark", last)
+                if part is not None:
+                    return part
             return interp
         if (d.diagnostics or {}).get("polarity"):
             return interp  # refused by a check, not merely not understood: no retry on a part
