@@ -103,6 +103,22 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                 break
             j += 1
         kind = toks[took[-1]] if took else ""
+        at = j + 2 if toks[j + 1:j + 2] == ["the"] else j + 1
+        if side is None and positions and kind in ("lobe", "lobes") and at < n and \
+                toks[j] in ("on", "of", "in") and toks[at] in SIDES:
+            # "the lower lobe on the right", "the upper lobes of both lungs": the side after
+            side = SIDES[toks[at]]
+            took.extend(range(j, at + 1))
+            j = at + 1
+            if j < n and toks[j] in ("side", "lung", "lungs", "hemithorax", "chest"):
+                took.append(j)
+                j += 1
+        if side is None and positions and kind not in _STRUCT_NOUNS and all(
+                toks[x] in AR_VIEW_WORDS for x in took if toks[x] in LOBE_POS):
+            # "view inferior, from below": a level word that is also a view, with no side and
+            # no lobe noun, names the view, not both lobes at that level
+            i += 1
+            continue
         if kind in ("lobe", "lobes") and not positions and side is None:
             # "the lobe inferior left" (the order of French or Spanish): after the noun
             k = j
@@ -166,6 +182,7 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
 
 
 _AFTER_NOUN = {"inferior": "lower", "superior": "upper"}  # "lobe inferior left"
+_STRUCT_NOUNS = {"lobe", "lobes", "lung", "lungs", "lobar"}
 
 # The pronouns that may stand for the structures the previous command named.
 _PRONOUNS = {"it", "them", "that", "those"}

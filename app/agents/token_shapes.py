@@ -21,6 +21,7 @@ from app.agents.particles_and_remarks import (
     _join_adjective_pairs,
 )
 from app.core.registry import Step
+from app.language import words
 from app.language.command_words import has_domain_content
 from app.language.normalize import tokens_of
 from app.language.vocabulary import (
@@ -55,6 +56,7 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
     """(start, end) of the last correction marker: ", no," / "sorry," / "I mean" / "or rather"
     / "make that" (only before a value: "make it the coronal", not "make it bigger")."""
     found = None
+    tokens = _english_no_and_sorry(tokens)
     n = len(tokens)
     for i, t in enumerate(tokens):
         after_pause = i == 0 or tokens[i - 1] == ","
@@ -92,6 +94,20 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
                 continue  # "make that posterior", "make it 320"; not "make it bigger"
             found = (i, i + 2)
     return found
+
+
+def _english_no_and_sorry(tokens: list[str]) -> list[str]:
+    """"non" / "nein" between pauses as "no", "pardon" / "perdón" as "sorry" (same length)."""
+    no_words, sorry_words = words("correction_no"), words("correction_sorry")
+    fillers = words("command_fillers") | FILLER
+    out = list(tokens)
+    for i, t in enumerate(tokens):
+        before = tokens[i - 1] if i else ","
+        if t in no_words and before in fillers | {","} and tokens[i + 1:i + 2] in ([","], []):
+            out[i] = "no"
+        elif t in sorry_words:
+            out[i] = "sorry"
+    return out
 
 
 def _kinds(tokens: list[str]) -> set[str]:

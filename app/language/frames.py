@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from app.language import matches, word_rewrites, words
 from app.language.command_words import DOMAIN_WORDS
-from app.language.normalize import _ascii_fold
+from app.language.normalize import _ascii_fold, _is_num_word
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -94,6 +94,7 @@ def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str],
                     stop: int) -> list[tuple[int, int]]:
     """"LLL off, I don't need it", "take the LUL off, I've changed my mind": a remark of the
     speaker's own after a pause, naming nothing of the console, ends the utterance."""
+    seg_end = stop
     for a in range(stop - 1, i, -1):
         if "," not in text[raw[a - 1][2]:raw[a][1]]:
             continue
@@ -101,10 +102,12 @@ def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str],
                 t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
         if _at(toks, a, "descriptive_remark_leads") > a and (_names_a_thing(toks[i:a]) or any(
-                t.isdigit() for t in toks[i:a])) and \
+                t.isdigit() or _is_num_word(t) for t in toks[i:a])) and \
                 not any(t in _ACTION_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
-        break
+        if any(t in DOMAIN_WORDS or t in _ACTION_WORDS or t.isdigit() for t in toks[a:seg_end]):
+            break
+        seg_end = a  # "…, it's out now, after all": the remark may run over several pauses
     return []
 
 
