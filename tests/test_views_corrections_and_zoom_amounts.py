@@ -71,3 +71,9 @@ def test_zoom_said_as_an_amount_keeps_its_direction(con: Console, text: str,
     con.say("show the model")
     con.say("zoom in")
     assert con.say(text) == [(action, {})]
+
+
+def test_a_side_said_after_the_lobe_noun_names_that_side_only(con: Console) -> None:
+    con.say("show the model")
+    assert con.say("add the lower lobe of the right lung") == [
+        ("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "add"})]

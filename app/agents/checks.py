@@ -391,12 +391,27 @@ def _adds_from_the_start(tokens: Sequence[str]) -> bool:
     spans = matches(toks, "add_markers")
     if not spans:
         return False
-    first_field = next((i for i, t in enumerate(toks) if t in FIELD_WORDS), len(toks))
     at = min(a for a, _ in spans)
+    first_field = next((i for i, t in enumerate(toks) if t in FIELD_WORDS), len(toks))
+    if first_field > at:  # a field of several words before the marker ("tumor location")
+        first_field = next((i for i in range(at) if _names_a_field(toks[:i + 1])), first_field)
     # a marker with no field after it ("the medical history, too", "..., add it to the
-    # chart") is about everything before it
-    return at < first_field or "," not in toks[:at] or not any(
-        t in FIELD_WORDS for t in toks[at:])
+    # chart") is about everything before it; one after "show X and ..." adds to X only
+    # ("show the diagnosis and add the comorbidities" sets the box to both)
+    shown_first = any(t in _SHOW_FIRST for t in toks[:first_field])
+    return at < first_field or "," not in toks[:at] and not shown_first or \
+        not _names_a_field(toks[at:])
+
+
+def _names_a_field(toks: list[str]) -> bool:
+    from app.agents.grammar_clauses import Clause
+    from app.agents.grammar_ir import ir_fields
+
+    found = ir_fields(Clause(list(toks)))
+    return bool(found) and len(found) < len(IR_ALL_FIELDS)
+
+
+_SHOW_FIRST = {"show", "display", "open", "give", "bring", "pull", "put"}
 
 
 def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:

@@ -252,7 +252,8 @@ def the_other_way(lx: GrammarTier, r: Reading) -> bool:
     after the move is stepped over: "forward 40", "zoom in", "the other way")."""
     if "opposite" in r.core and set(r.core) <= {"opposite", "go", "move", "rotate", "turn",
                                                  "swing", "spin", "now", "please", "back",
-                                                 "same", "distance", "amount"}:
+                                                 "same", "distance", "amount", "no", "nah",
+                                                 "nope"}:  # "no the other way"
         prev = _last_reversible(lx, r.state, r.memory) or _last_real(lx, r.memory)
         if prev is not None:
             r.reverse, r.repeat_of = True, prev
@@ -271,7 +272,7 @@ def again_then(lx: GrammarTier, r: Reading) -> bool:
     while rest and rest[0] in ("and", "then", ","):
         rest = rest[1:]
     prev = _last_real(lx, r.memory) if _is_repeat(tokens[:k]) and tokens[:k] and \
-        _has_head(rest) else None
+        _has_head(rest) and not _is_repeat(rest) else None  # "again, once more": one repeat
     if prev is None:
         return False
     r.tokens = [*_prepare(prev), ",", "and", "then", *rest]

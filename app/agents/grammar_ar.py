@@ -159,6 +159,9 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             elif kind in ("lobe", "lobes") and (toks[j:j + 1] == ["of"] and any(
                     w in SIDES for w in toks[j + 1:j + 3])):
                 pass  # "the lobes of the right lung": the lung named next says which
+            elif kind in ("lobe", "lobes") and out and out[-1] in ("left_lung", "right_lung") \
+                    and _after_lung(toks, i):
+                pass  # "right lung all lobe": the lobes of the lung just named
             else:
                 out.append("lungs")
             i = max(j, i + 1)
@@ -173,12 +176,22 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                 "structures", "lobes", "parts", "of"):
             # "all lobes" is the five lobes, like "all the lobes" (DESIGN §4 keeps nodules and
             # airway apart from the lobes); "all structures" / "all of it" is everything
-            out.extend(LOBES if toks[i + 1] == "lobes" else AR_STRUCTURES)
+            if not (toks[i + 1] == "lobes" and out and out[-1] in ("left_lung", "right_lung")
+                    and _after_lung(toks, i + 1)):  # "right lung, all lobes": that lung's
+                out.extend(LOBES if toks[i + 1] == "lobes" else AR_STRUCTURES)
             c.use(i, i + 1)
             i += 2
             continue
         i += 1
     return list(dict.fromkeys(out))
+
+
+def _after_lung(toks: list[str], i: int) -> bool:
+    """Whether the words before ``i`` are a lung named, then at most "all"/"the"/"its"."""
+    k = i - 1
+    while k >= 0 and toks[k] in ("all", "the", "its", "every", "each", ","):
+        k -= 1
+    return k >= 0 and toks[k] in ("lung", "lungs")
 
 
 _AFTER_NOUN = {"inferior": "lower", "superior": "upper"}  # "lobe inferior left"

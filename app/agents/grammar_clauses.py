@@ -193,8 +193,35 @@ def _joining_plus(tokens: list[str], i: int) -> bool:
         prev not in PLANE_WORDS and prev not in DIRECTIONS
 
 
+# A rest of verbs and particles only: "also" before it does not start a command of its own.
+_VERB_ONLY = HIDE_VERBS | SHOW_VERBS | {"turn", "off", "on", "out", "away", "take", "remove",
+                                        "put", "switch", "it", "them"}
+
+
+# The last word of a display's name ("the CT", "the patient info", "the 3D model").
+_DISPLAY_NAME_ENDS = {"ct", "scan", "scans", "mpr", "model", "chart", "box", "info",
+                      "information", "reconstruction", "recon", "sheet", "details", "images"}
+
+
+def _display_list_pauses(tokens: list[str]) -> list[str]:
+    """"hide the ct the patient info and the model": a list of displays written without its
+    commas (recogniser text) gets them back where one display's name ends and another's
+    begins."""
+    out: list[str] = []
+    start = 0
+    for i, t in enumerate(tokens):
+        if t == "the" and i and tokens[i - 1] in _DISPLAY_NAME_ENDS:
+            before, after = _dominant_agent(tokens[start:i]), _dominant_agent(tokens[i:i + 4])
+            if before and after and before != after:
+                out.append(",")
+                start = i
+        out.append(t)
+    return out
+
+
 def split_clauses(tokens: list[str]) -> list[Clause]:
     """Split at "and/then/also/," where a new command starts; lists stay together."""
+    tokens = _display_list_pauses(tokens)
     segs: list[tuple[str, list[str]]] = []
     cur: list[str] = []
     sep = ""
@@ -228,6 +255,11 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             if t in ("also", "too") and (i + 1 == len(tokens) or tokens[i + 1] in (
                     "please", ",")):
                 cur.append(t)  # "weight and height also": a closing "also" adds
+                i += 1
+                continue
+            rest = [w for w in tokens[i + 1:] if w not in ("please", ",")]
+            if t == "also" and cur and rest and all(w in _VERB_ONLY for w in rest):
+                cur.append(t)  # "lesion also turn off": the verb said last is the noun's
                 i += 1
                 continue
             if t == "next" and i + 1 < len(tokens) and tokens[i + 1] in ("slice", "image"):

@@ -28,6 +28,7 @@ from app.language import has_any
 from app.language.command_words import DOMAIN_WORDS, has_domain_content
 from app.language.correction import DEFAULT_LEXICON, Lexicon, after_wake_word, correct
 from app.language.frames import unframe
+from app.language.known_words import foreign_edges
 from app.language.normalize import normalize, tokens_of
 from app.language.soundalike import sound_alike_readings
 from app.language.validation import validate
@@ -156,20 +157,35 @@ class FastInterpreter:
             return whole
         return framed_reading
 
+    def _confident(self, it: Interpretation) -> bool:
+        return it.valid and not it.empty and bool(it.decision.steps) and \
+            it.decision.tier == self.lexicon.name and it.decision.confidence >= self.accept
+
     def _confident_part(self, text: str, part: str, state: ConsoleState, memory: Memory,
-                        key: str, said: str) -> Interpretation | None:
+                        key: str, said: str, grammar_only: bool = False
+                        ) -> Interpretation | None:
         """The grammar's confident reading of ``part`` of ``text`` (noted under ``key`` in
         the diagnostics), or None when the part alone is no confident command."""
-        again = self._interpret(part, state, memory)
-        if not (again.valid and not again.empty and again.decision.steps and
-                again.decision.tier == self.lexicon.name and
-                again.decision.confidence >= self.accept):
+        again = self._interpret(part, state, memory, grammar_only=grammar_only)
+        if not self._confident(again):
             return None
         return replace(again, raw=text or "", decision=replace(
             again.decision, diagnostics={**(again.decision.diagnostics or {}), key: said}))
 
     def _interpret_said(self, text: str, state: ConsoleState, memory: Memory
                         ) -> Interpretation:
+        rest = foreign_edges(text or "")
+        if rest is not None and addressed_to_person(rest, _KNOWN_WORDS) is None:
+            # "Toda. Clear it", "Other way ka": words of the speaker's own language at the
+            # edges; the rest is acted on only when it is a confident command by itself, and
+            # only when the whole is neither read, nor out of scope, nor a recogniser's slip
+            whole = self._interpret(text, state, memory, grammar_only=True)
+            if not self._confident(whole) and not (whole.reason or "").startswith(
+                    "Out of scope") and self._heard_as(text, state, memory) is None:
+                part = self._confident_part(text, rest, state, memory,
+                                            "foreign_words_set_aside", text, grammar_only=True)
+                if part is not None:
+                    return part
         interp = self._interpret(text, state, memory)
         if not interp.empty:
             why = addressed_to_person(text or "", _KNOWN_WORDS)

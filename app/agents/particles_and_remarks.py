@@ -210,6 +210,10 @@ appears appeared showed shows gets got sits sat lies lay runs ran lives sitting 
 _VERB_NOUNS = {"view", "views", "display", "scan", "set", "step", "position", "slide", "turn",
                "head", "center", "centre", "change", "switch", "roll", "tip", "flip", "page"}
 _FIRST_PERSON = {"i", "we"}
+# "she has …", "he's got …": a remark about the patient (not "she wants …", a relayed request)
+_PRONOUN_SUBJECTS = {"she", "he", "shes", "hes", "they"}
+_STATE_VERBS = {"is", "was", "has", "had", "got", "looks", "looked", "seems", "seemed", "feels",
+                "gets", "are", "were", "have"}
 _AUXILIARIES = {"would", "will", "am", "are", "do", "did", "really", "just", "also", "still",
                 "now", "definitely", "probably", "all"}
 _THINKING_VERBS = set(_words("""
@@ -250,6 +254,9 @@ def _is_statement(tokens: list[str]) -> bool:
                     and t not in _VERB_NOUNS:
                 return False  # "the model, rotate it" / "the CT put up"
         return False
+    if first[0] in _PRONOUN_SUBJECTS and (first[0] in ("shes", "hes") or any(
+            t in _STATE_VERBS for t in first[1:3])):
+        return True  # "she has a small chest", "he's got bad lungs": about the patient
     if first[0] in _FIRST_PERSON:
         rest = [t for t in first[1:] if t not in _AUXILIARIES]
         if not rest:
