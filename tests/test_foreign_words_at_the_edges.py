@@ -116,3 +116,19 @@ def test_a_remark_about_the_patient_with_a_size_word_is_no_zoom(con: Console,
     con.say("show the CT")
     assert con.say(text) == []
     assert con.snap["iv"]["mode"] == "small_views"
+
+
+def test_a_hospitals_own_words_are_known_after_reload(tmp_path, monkeypatch) -> None:
+    import app.language as language
+
+    (tmp_path / "words.toml").write_text('[command_fillers]\nwords = ["toda"]\n',
+                                         encoding="utf-8")
+    monkeypatch.setenv("VISA_LANGUAGE_DIR", str(tmp_path))
+    language.reload()
+    try:
+        assert "toda" in known_words()
+        assert foreign_edges("Toda. Clear it") is None  # a filler of theirs, not foreign
+    finally:
+        monkeypatch.delenv("VISA_LANGUAGE_DIR")
+        language.reload()
+    assert "toda" not in known_words()

@@ -167,6 +167,9 @@ def reload() -> None:
     from app.language.scope import scope  # imports this module
 
     scope.cache_clear()
+    from app.language.known_words import known_words  # imports this module
+
+    known_words.cache_clear()
 
 
 def words(name: str) -> frozenset[str]:
