@@ -22,6 +22,8 @@ def con() -> Console:
     ("Mm goi, hide the chart", "hide the chart"),
     ("Davinci, lotfan, the patient information show", "the patient information show"),
     ("Other way ka", "Other way"),
+    ("Hát, the other way.", "the other way"),   # accents: no recogniser's English slip
+    ("No niin. CT on.", "CT on"),                # a short word's sound key alone is coarse
     ("3D model, only the RUL and lesion, b'vakasha", "3D model, only the RUL and lesion"),
 ])
 def test_foreign_words_at_the_edges_are_found(text: str, rest: str) -> None:
@@ -31,6 +33,7 @@ def test_foreign_words_at_the_edges_are_found(text: str, rest: str) -> None:
 @pytest.mark.parametrize("text", [
     "Tom, zoom out.",            # a given name called out: talk, decided elsewhere
     "Corneal, plus twenty",      # sounds like a console term: a recogniser's slip
+    "Fife, coronal up",          # a number word within one letter
     "zoom in, slowly",           # English of the console's own data
     "coronal plus fifty",        # nothing at the edges
     "Suction, zoom out",         # theatre talk the exemplars know

@@ -291,6 +291,12 @@ def _display_words() -> dict[str, set[str]]:
 _EVERY_DISPLAY = {"all", "everything", "every", "each", "displays", "overlays", "screens",
                   "both"}
 _DISPLAY_WORDS = _display_words()
+
+
+def displays_named(tokens: Sequence[str]) -> set[str]:
+    """The displays ("IR", "IV", "AR") that the words name by one of their own nouns."""
+    toks = {t.lower() for t in tokens}
+    return {a for a, ws in _DISPLAY_WORDS.items() if toks & ws}
 _DISPLAY_NAMES = {"IR": "patient information", "IV": "CT", "AR": "3D model"}
 
 # Verbs that make words a request to the console even amid talk to the room.
@@ -456,4 +462,4 @@ def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
 
 
 __all__ = ["addressed_to_person", "as_field_edit", "as_structure_edit", "checked", "contradiction",
-           "ungrounded", "unknown_opener"]
+           "displays_named", "ungrounded", "unknown_opener"]

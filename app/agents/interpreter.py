@@ -15,7 +15,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.agents.checks import addressed_to_person, checked, ungrounded, unknown_opener
+from app.agents.checks import (
+    addressed_to_person,
+    checked,
+    displays_named,
+    ungrounded,
+    unknown_opener,
+)
 from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory, Tier
 from app.agents.grammar_clauses import ACCEPT
@@ -347,10 +353,14 @@ class FastInterpreter:
                 if decision.confidence >= self.accept:
                     # The grammar was already sure: only a surer, valid reading replaces it,
                     # and not one that merely drops what the grammar read ("all the fields
-                    # and the operation date" is more than "all the fields").
+                    # and the operation date" is more than "all the fields"), nor one on a
+                    # display the words do not name ("inferior inferior" after CT moves steps
+                    # the CT twice; it is no 3D view because "inferior" is one as well).
                     if other.valid and other.confidence > best.confidence and \
                             not _says_more(decision.steps, other.steps) and \
-                            not _same_shape(decision.steps, other.steps):
+                            not _same_shape(decision.steps, other.steps) and \
+                            _agents(other.steps) - _agents(decision.steps) <= \
+                            displays_named(toks):
                         best = other
                     continue
                 if other.confidence >= self.accept:
@@ -422,6 +432,10 @@ def _after_a_remark(text: str) -> str | None:
 
 def _plan(steps: Sequence[Step]) -> list[tuple[str, str]]:
     return [(s.action_id, repr(sorted(dict(s.params).items()))) for s in steps]
+
+
+def _agents(steps: Sequence[Step]) -> set[str]:
+    return {s.action_id.split(".", 1)[0] for s in steps}
 
 
 def _says_more(a: Sequence[Step], b: Sequence[Step]) -> bool:

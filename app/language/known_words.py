@@ -75,10 +75,11 @@ def _console_keys() -> frozenset[str]:
 
 def _sounds_like_console(word: str) -> bool:
     """A recogniser's slip for a console term or a number ("corneal" for coronal, "fife"
-    for five) is never set aside."""
-    if len(word) > 2 and jellyfish.metaphone(word) in _console_keys():
-        return True
+    for five) is never set aside. A short word's sound key alone is too coarse ("niin",
+    "hat" share one with nine and height) unless it is also spelled within one letter."""
     limit = 1 if len(word) <= 5 else 2
+    if len(word) > 4 and jellyfish.metaphone(word) in _console_keys():
+        return True
     return any(abs(len(d) - len(word)) <= limit and
                jellyfish.damerau_levenshtein_distance(word, d) <= limit
                for d in _TERMS if len(d) > 3)
@@ -98,8 +99,8 @@ def _foreign(word: str, fillers: frozenset[str]) -> bool | None:
         return None
     if low in fillers:
         return False
-    if low in known_words() or _sounds_like_console(low):
-        return None
+    if low in known_words() or word.isascii() and _sounds_like_console(low):
+        return None  # a recogniser writing English puts no accents: "Hát" is no "height"
     return True
 
 

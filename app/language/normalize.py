@@ -76,6 +76,8 @@ def _pronoun_after_plane(out: list[str]) -> bool:
             return False
     return False
 
+_NUMBER_ALT = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_AMOUNT = rf"(?:\d+(?:\.\d+)?|{_NUMBER_ALT})(?:[\s-]+(?:\d+|{_NUMBER_ALT}))*(?![a-z\d])"
 _CONTRACTIONS = [
     (re.compile(r"\b(can)'?t\b"), r"\1 not"),
     (re.compile(r"\bwon'?t\b"), "will not"),
@@ -91,6 +93,12 @@ _CONTRACTIONS = [
     (re.compile(r"\b(\w+)'ve\b"), r"\1 have"),
     (re.compile(r"\b(\w+)'d\b"), r"\1 would"),
     (re.compile(r"\bi'm\b"), "i am"),
+    # "her BMI's thirty one": before an amount that ends the clause, "'s" is "is" (a value
+    # stated, not a possessive: "the patient's one lung" keeps its noun)
+    (re.compile(r"\b(\w+)'s(?=\s+(?:about|around|roughly|nearly|almost|only|just|over|under)?"
+                r"\s*" + _AMOUNT + r"(?:\s*(?:[,.;:!?]|$)|\s+(?:point|percent|kilos?|kg|"
+                r"kilograms?|years?|cm|centimet(?:er|re)s?|met(?:er|re)s?|lit(?:er|re)s?|ish)\b))"),
+     r"\1 is"),
     (re.compile(r"\b(\w+)'s\b"), r"\1"),  # possessive: "patient's age" -> "patient age"
     (re.compile(r"\b(\w+s)'(?=\s|$)"), r"\1"),
 ]
