@@ -34,6 +34,7 @@ def test_foreign_words_at_the_edges_are_found(text: str, rest: str) -> None:
     "Tom, zoom out.",            # a given name called out: talk, decided elsewhere
     "Corneal, plus twenty",      # sounds like a console term: a recogniser's slip
     "Fife, coronal up",          # a number word within one letter
+    "coronal plus ate",          # where an amount goes: a number misheard, maybe
     "zoom in, slowly",           # English of the console's own data
     "coronal plus fifty",        # nothing at the edges
     "Suction, zoom out",         # theatre talk the exemplars know

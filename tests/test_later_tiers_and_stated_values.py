@@ -56,3 +56,10 @@ def test_a_value_stated_about_the_patient_changes_nothing() -> None:
 def test_a_field_asked_for_by_its_owner_is_still_shown() -> None:
     con = Console()
     assert con.say("show the patient's BMI") == [("IR.SHOW", {"fields": ["bmi"]})]
+
+
+def test_an_unknown_word_where_the_amount_goes_is_asked_about_not_stepped() -> None:
+    con = Console()
+    con.say("show the CT")
+    assert con.say("coronal plus ate") == []  # "eight"? the default step would be a guess
+    assert con.snap["iv"]["pos"]["coronal"] == 256

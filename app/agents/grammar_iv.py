@@ -325,12 +325,13 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
         for e in dir_events:
             e[0] = pending[0]
         pending_filled = True
-    # "coronal back twenny", "axial down fife": a word the console does not know where the
+    # "coronal back twenny", "axial plus ate": a word the console does not know where the
     # amount goes makes the default step a guess (the sound-alike readings may say the number)
     defaulted = bool(pending and not pending_filled and sign is not None) or any(
         e[3] is None for e in dir_events)
     if defaulted and not orphans and any(
-            toks[k] in DIRECTIONS and k + 1 < n and is_unknown_word(toks[k + 1])
+            (toks[k] in DIRECTIONS or toks[k] in SIGN_WORDS or toks[k] == "by") and k + 1 < n
+            and is_unknown_word(toks[k + 1])
             for k in range(n)):
         c.guess = True
     # planes named with a sign but no number: one default step ("move axial up")

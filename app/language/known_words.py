@@ -23,6 +23,7 @@ from app.language import DATA_DIR, class_names, given_names, phrasings, rewrite_
 from app.language.command_words import DOMAIN_WORDS
 from app.language.exemplars import exemplar_records
 from app.language.normalize import _NUMBER_WORDS, _ascii_fold, _is_num_word
+from app.language.soundalike import AMOUNT_BEFORE
 
 _LETTERS = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*|\d+|\.\.\.|…|[,.;:!?]")
@@ -124,6 +125,12 @@ def _particle_after(word: str) -> bool:
     return word not in _PAUSES and low not in _WANTS_OBJECT and not low.endswith(("'s", "’s"))
 
 
+def _amount_slip(before: str, word: str) -> bool:
+    """An unknown word where an amount goes ("coronal plus ate") may be a number misheard: it
+    is never set aside (the grammar then takes its default step as a guess and asks)."""
+    return before.lower() in AMOUNT_BEFORE
+
+
 def foreign_edges(raw: str) -> str | None:
     """``raw`` without the words of the speaker's own language at its edges ("Toda. Clear it"
     → "Clear it"; "Trachea on dong" → "Trachea on"), or None when there are none."""
@@ -152,7 +159,8 @@ def foreign_edges(raw: str) -> str | None:
     if k > begin and _edge([w for w, _, _ in toks[k:end]], fillers):
         end = k - 1  # a closer after a pause: "..., merci"
     elif end - begin >= 3 and _particle_after(toks[end - 2][0]) and \
-            len(toks[end - 1][0]) <= _MAX_PARTICLE and _foreign(toks[end - 1][0], fillers):
+            len(toks[end - 1][0]) <= _MAX_PARTICLE and _foreign(toks[end - 1][0], fillers) and \
+            not _amount_slip(toks[end - 2][0], toks[end - 1][0]):
         end -= 1  # a particle with no pause: "Other way ka"
     while end > begin and toks[end - 1][0] in _PAUSES:
         end -= 1

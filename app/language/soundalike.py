@@ -230,7 +230,7 @@ def _joined_readings(text: str, known: frozenset[str]) -> list[str]:
 # the few candidates allow a looser match than anywhere else ("twenny" ~ twenty 85, "fife" ~
 # five 94), while "to" and "for" stay words (they are known).
 AMOUNT_MIN_SIMILARITY = 80.0
-_AMOUNT_BEFORE = frozenset({"up", "down", "left", "right", "forward", "forwards", "back",
+AMOUNT_BEFORE = frozenset({"up", "down", "left", "right", "forward", "forwards", "back",
                             "backward", "backwards", "by", "plus", "minus", "axial", "coronal",
                             "sagittal", "ax", "cor", "sag", "another"})
 
@@ -248,7 +248,7 @@ def amount_reading(text: str, known: frozenset[str] = frozenset()) -> str | None
     words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
     for k in range(1, len(words)):
         w = words[k][2]
-        if words[k - 1][2].lower() not in _AMOUNT_BEFORE or _known(w, known):
+        if words[k - 1][2].lower() not in AMOUNT_BEFORE or _known(w, known):
             continue
         scored = sorted(((similarity(w, t), t.written) for t in _number_terms()), reverse=True)
         if not scored or scored[0][0] < AMOUNT_MIN_SIMILARITY or (
