@@ -136,3 +136,14 @@ def test_a_hospitals_own_words_are_known_after_reload(tmp_path, monkeypatch) -> 
         monkeypatch.delenv("VISA_LANGUAGE_DIR")
         language.reload()
     assert "toda" not in known_words()
+
+
+def test_an_opener_and_more_words_of_ones_own_language_are_set_aside(con: Console) -> None:
+    assert con.say("Bine, deci... give me the 3D model.") == [("AR.SHOW", {})]
+    assert con.last.decision.diagnostics.get("opener_set_aside") == "Bine, deci... "
+
+
+@pytest.mark.parametrize("text", ["Tom, deci... zoom in", "Gauze, Pieter. Back a little."])
+def test_a_name_called_out_beside_them_is_still_talk(con: Console, text: str) -> None:
+    assert con.say(text) == []
+    assert con.last.reason.startswith("Out of scope")

@@ -201,6 +201,15 @@ class FastInterpreter:
                 # rest is acted on only when it is a confident command by itself
                 part = self._confident_part(text, rest, state, memory, "opener_set_aside",
                                             text[:len(text) - len(rest)])
+                opener = (text or "").split(",", 1)[0].strip()
+                more = foreign_edges(rest) if part is None and why is not None and \
+                    why == f"it calls on {opener}, a person" else None
+                if more is not None and addressed_to_person(more, _KNOWN_WORDS) is None and \
+                        not any(w[:1].isupper() for w in rest[:rest.rfind(more)].split()):
+                    # "Bine, deci... give me the 3D model": more of the speaker's own words
+                    # (none with a capital: "Suction, Pieter. Back a little" calls on Pieter)
+                    part = self._confident_part(text, more, state, memory, "opener_set_aside",
+                                                text[:text.rfind(more)], grammar_only=True)
                 if part is not None:
                     return part
             if why is not None:  # said to a person: out of scope, whatever it names
