@@ -27,6 +27,7 @@ from app.agents.decision import Decision, Memory, Tier
 from app.agents.grammar_clauses import ACCEPT
 from app.agents.grammar_phrases import canonical
 from app.agents.planner import order_steps
+from app.agents.template_reader import read_template
 from app.agents.token_shapes import is_undo
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
@@ -114,13 +115,15 @@ class FastInterpreter:
 
     def __init__(self, lexicon: LexiconTier | None = None, tiers: Sequence[Tier] = (),
                  accept: float = ACCEPT, words: Lexicon = DEFAULT_LEXICON,
-                 extra_fields: Iterable[str] = (), floor: float = FLOOR) -> None:
+                 extra_fields: Iterable[str] = (), floor: float = FLOOR,
+                 templates: bool = True) -> None:
         self.extra_fields = tuple(extra_fields)
         self.lexicon = lexicon or LexiconTier(accept=accept, extra_fields=self.extra_fields)
         self.tiers = list(tiers)
         self.accept = accept
         self.floor = floor
         self.words = words
+        self.templates = templates  # the plain shapes read from the language's templates
 
     def consult_below(self) -> float:
         """Below this lexicon confidence at least one later tier is asked."""
@@ -309,6 +312,13 @@ class FastInterpreter:
             return done(decision, False, False, validity.reason)
 
         t4 = time.perf_counter()
+        plain = read_template(fixed.text, self.lexicon.name) if self.templates else None
+        if plain is not None:
+            # a whole command in one of the plain shapes of the language data
+            decision = checked(plain, tokens_of(fixed.text))
+            if decision.valid and decision.steps:
+                ms.update(route=0.0, decide=(time.perf_counter() - t4) * 1e3)
+                return done(decision, True, False, "")
         analysis = self.lexicon.analyse(fixed.text, state, memory)
         t5 = time.perf_counter()
         toks = tokens_of(fixed.text)

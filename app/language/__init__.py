@@ -170,6 +170,9 @@ def reload() -> None:
     from app.language.known_words import known_words  # imports this module
 
     known_words.cache_clear()
+    from app.language.templates import reload as reload_templates  # imports this module
+
+    reload_templates()
 
 
 def words(name: str) -> frozenset[str]:
