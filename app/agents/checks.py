@@ -437,10 +437,13 @@ def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
     return out
 
 
-def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
+def checked(decision: Decision, tokens: Sequence[str], unexplained: Sequence[str] = ()
+            ) -> Decision:
     """A tier's decision with the §4 structure-edit reading applied and the polarity rule
     checked: a contradicting reading keeps its plan for the trace but loses its confidence,
-    so a later tier is asked and, if none does better, the console asks the user."""
+    so a later tier is asked and, if none does better, the console asks the user.
+    ``unexplained``: words the grammar could not place, held against a later tier's reading
+    too (its own diagnostics name none)."""
     if not decision.valid or not decision.steps:
         return decision
     steps = as_field_edit(as_structure_edit(decision.steps, tokens), tokens)
@@ -448,7 +451,8 @@ def checked(decision: Decision, tokens: Sequence[str]) -> Decision:
     from app.language.vocabulary import IR_STRONG  # words that name the patient box itself
 
     plain = IR_STRONG | words("add_markers") | words("polarity_show") | words("command_fillers")
-    left = [w for w in (decision.diagnostics or {}).get("leftover") or [] if w not in plain]
+    said = [*((decision.diagnostics or {}).get("leftover") or []), *unexplained]
+    left = [w for w in dict.fromkeys(said) if w not in plain]
     if why is None and left and any(s.action_id == "IR.SHOW" and not s.params.get("fields")
                                     and s.params.get("op") != "remove" for s in steps):
         # "how auld is the patient": a field word nobody taught the console is not a request

@@ -107,7 +107,8 @@ def _last_reversible(lx: GrammarTier, state: ConsoleState, memory: Memory) -> st
 
 
 def _last_move(lx: GrammarTier, state: ConsoleState, memory: Memory) -> str | None:
-    """The latest remembered command whose plan was one slice move, as the plan that ran."""
+    """The latest remembered command that moved a slice, as the plan that ran: the move
+    alone when more was done, the one said last when it moved several planes."""
     for text in reversed(memory.recent):
         if memory.agents.get(text) != "IV":
             continue
@@ -115,8 +116,10 @@ def _last_move(lx: GrammarTier, state: ConsoleState, memory: Memory) -> str | No
         d = lx.decide(reading, state, memory)
         moves = [s for s in (d.steps if d is not None else [])
                  if s.action_id == "IV.SHOW_MOVE" and s.params]
-        if len(moves) == 1:  # "coronal to 400 and zoom in": the move of it
-            return reading if len(d.steps) == 1 else lx.reading_of(moves, state, memory)
+        if len(moves) == 1 and len(d.steps) == 1:
+            return reading
+        if moves:  # "coronal to 400 and zoom in", "axial to 100 and coronal to 300": the
+            return lx.reading_of(moves[-1:], state, memory)  # move said last
     return None
 
 

@@ -360,7 +360,7 @@ class FastInterpreter:
                 ms[f"tier_{tier.name}"] = (time.perf_counter() - ts) * 1e3
                 if other is None:
                     continue
-                other = checked(other, toks)
+                other = checked(other, toks, (decision.diagnostics or {}).get("leftover") or ())
                 if (other.diagnostics or {}).get("polarity"):
                     continue  # says the opposite of the words: not a reading of them
                 why = ungrounded(other.steps, toks) if other.valid else None
