@@ -45,10 +45,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +64,8 @@ from app.voice.audio import (
     write_wav,
 )
 from app.voice.events import ErrorCode, EventType, ListeningState, PipelineEvent, PipelineStage
+from app.voice.hearing_checks import command_latency, hear_wake, second_hearing
+from app.voice.pipeline_types import Mode, PipelineConfig, RunLog, Transcriber
 from app.voice.vad import VadEvent, VadSegmenter
 from app.voice.wakeword import (
     SelfHearingGuard,
@@ -76,73 +77,6 @@ from app.voice.wakeword import (
 log = logging.getLogger(__name__)
 
 Listener = Callable[[PipelineEvent], None]
-
-
-class Mode(StrEnum):
-    REALTIME = "realtime"
-    SYNTHESIZED = "synthesized"
-    TEXT = "text"
-
-
-class Transcriber(Protocol):
-    """What the pipeline needs from speech-to-text (``WhisperSTT`` or a test double)."""
-
-    model_name: str
-
-    def transcribe(self, audio: np.ndarray) -> Any:  # -> stt.Transcript
-        ...
-
-
-@dataclass(frozen=True)
-class PipelineConfig:
-    require_wake: bool = True          # False: every utterance is a command (eval clips)
-    wake_timeout_s: float = 5.0        # after "davinci" alone, the command must begin within
-    # A wake word in a transcript Whisper itself doubts is not trusted: on garbled speech the
-    # vocabulary prompt can make it write "davinci" (measured: a false wake at -1.47; true
-    # wakes on the dev split, natural and robotic voices, all above -1.03).
-    wake_min_logprob: float = -1.2
-    speak_replies: bool = True
-    empty_command: str = "reject"      # "reject": nothing heard → error; "pass": send "" on
-                                       # (DESIGN §4: an empty command re-selects the agent)
-    record_dir: Path | None = None     # write every utterance as a WAV (debugging)
-    keep_runs: int = 10
-    realtime_playback: bool = False    # synthesized mode: feed clips at the speed of sound
-    clip_gap_s: float = 1.0            # silence after each clip (≥ the end-of-speech pause)
-    wait_for_speech_s: float = 15.0    # synthesized/text: let a reply finish before the next
-    chime_mute_tail_s: float = 0.1
-    # Transcribe during the pause, after this much silence, instead of waiting for the full
-    # end-of-speech pause: if the speaker does not resume, the transcript is ready when the
-    # pause ends (Whisper costs ~0.6 s whatever the length). None disables.
-    speculative_stt_s: float | None = 0.25
-    max_speculations: int = 3          # per utterance (each resumed pause wastes one)
-    level_interval_s: float = 0.05     # level meter callback rate (20 Hz)
-
-
-@dataclass
-class RunLog:
-    """One run's events and outcome (the pipeline keeps the last ``keep_runs``)."""
-
-    id: str
-    start_stage: PipelineStage
-    trigger: str
-    events: list[PipelineEvent] = field(default_factory=list)
-    outcome: str = ""          # done | rejected | no-wake | stop | self-hearing | timeout | …
-    transcript: str = ""
-    command: str = ""
-    record: dict[str, Any] | None = None
-    latency: dict[str, Any] | None = None
-    wavs: list[str] = field(default_factory=list)
-    ended: bool = False
-
-    def types(self) -> list[str]:
-        """The event types in order (snapshot tests)."""
-        return [str(e.type) for e in self.events if e.type != EventType.LISTENING]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "start_stage": str(self.start_stage), "trigger": self.trigger,
-                "outcome": self.outcome, "transcript": self.transcript, "command": self.command,
-                "latency": self.latency, "wavs": self.wavs,
-                "events": [e.to_dict() for e in self.events]}
 
 
 class VoicePipeline:
@@ -686,38 +620,12 @@ class VoicePipeline:
 
         # ---- 4. wake word
         if phase == "wait_wake" and self.config.require_wake:
-            m = self.wake.match(text, self.wake.candidate_threshold)
-            lp = min((float(sg.avg_logprob) for sg in getattr(tr, "segments", []) or []
-                      if not getattr(sg, "dropped", "")), default=0.0)
-            verified: float | None = None
-            tried = not m.detected and m.reason == "no-match"
-            again = self._rescue_wake(stt_audio) if tried else None
-            rescue_score = getattr(self.wake.verifier, "last_score", None) if tried else None
-            rescued = again is not None and \
-                self.wake.match(again, self.wake.candidate_threshold).detected
-            if rescued:
-                # Noise hid the name from the transcript, not from the forced decode.
-                text = run.transcript = str(again)
-                verified = getattr(self.wake.verifier, "last_score", None)
-                m = self.wake.detect(text, now=ev.speech_start,
-                                     threshold=self.wake.candidate_threshold)
-            elif m.detected and lp < self.config.wake_min_logprob:
-                m = replace(m, detected=False, reason="low-confidence")
-            elif m.detected:
-                ok = self.wake.verify(stt_audio)
-                verified = getattr(self.wake.verifier, "last_score", None)
-                if not ok:
-                    # The prompt's "davinci" where the audio says "Devin" (wake_verify).
-                    m = replace(m, detected=False, reason="unconfirmed")
-                else:
-                    m = self.wake.detect(text, now=ev.speech_start,  # with the cooldown
-                                         threshold=self.wake.candidate_threshold)
-            self._emit(EventType.WAKE_WORD_END, {**m.to_dict(), "avg_logprob": round(lp, 3),
-                                                 **({"verify_logprob": verified}
-                                                    if verified is not None else {}),
-                                                 **({"rescue_logprob": rescue_score}
-                                                    if rescue_score is not None else {}),
-                                                 **({"rescued": True} if rescued else {})}, run)
+            heard = hear_wake(self.wake, text, tr, stt_audio, ev.speech_start,
+                              self.config.wake_min_logprob)
+            m = heard.match
+            if heard.text != text:  # noise hid the name from the transcript, not the decode
+                text = run.transcript = heard.text
+            self._emit(EventType.WAKE_WORD_END, heard.event, run)
             if not m.detected:
                 self._end_run(run, "no-wake" if m.reason != "cooldown" else "cooldown")
                 return
@@ -753,41 +661,12 @@ class VoicePipeline:
 
     def _second_opinion(self, audio: np.ndarray | None, tr: Any, command: str, run: RunLog
                         ) -> tuple[Any, str]:
-        """A command (never chatter: the wake word was heard, or a command was awaited) that
-        tiny Whisper heard doubtfully goes to the second model (``WhisperSTT.second_opinion``);
-        its hearing, when taken, replaces the command. A failure keeps the first hearing."""
-        ask = getattr(self.stt, "second_opinion", None)
-        if ask is None or audio is None or tr is None:
-            return tr, command
-        try:
-            tr2 = ask(audio, tr)
-        except Exception:  # a failed second look never costs the command
-            log.exception("second-opinion transcription failed")
-            return tr, command
-        info = getattr(tr2, "second", None)
-        if not info or not info.get("taken"):
+        tr2, new, event = second_hearing(self.stt, self.wake, audio, tr)
+        if new is None or event is None:
             return tr2, command
-        text = (tr2.text or "").strip()
-        new = self.wake.strip_wake(text) if self.wake.match(text).detected else text
-        if not new.strip():
-            return tr, command
-        run.transcript = text
-        self._emit(EventType.STT_END, {"text": text, "raw_text": getattr(tr2, "raw_text", text),
-                                       "ms": tr2.ms, "dropped": list(getattr(tr2, "dropped", [])),
-                                       "second": dict(info)}, run)
+        run.transcript = event["text"]
+        self._emit(EventType.STT_END, event, run)
         return tr2, new
-
-    def _rescue_wake(self, audio: np.ndarray | None) -> str | None:
-        """The verifier's second look at an utterance with no wake word in its transcript
-        (``WhisperWakeVerifier.rescue``): a transcript with the wake word forced, or None."""
-        rescue = getattr(self.wake.verifier, "rescue", None)
-        if rescue is None or audio is None:
-            return None
-        try:
-            return rescue(audio)
-        except Exception:  # a failed second look is only a missed wake, never a crash
-            log.exception("wake-word rescue failed")
-            return None
 
     # ------------------------------------------------------------------ intent and reply
     def _call_handler(self, text: str, stt: dict[str, Any] | None) -> dict[str, Any]:
@@ -826,24 +705,11 @@ class VoicePipeline:
         ok = bool(reply.get("ok", True))
         latency = None
         if ev is not None and t_endpoint is not None and tr is not None:
-            eos_ms = ev.eos_wait_s * 1000
-            process_ms = (t_state - t_endpoint) * 1000
-            if self._realtime:
-                total = (t_state - self._wall_of(ev.speech_end)) * 1000
-                clock = "wall"
-            else:
-                # Files fed faster than real time: rebuild the timeline. The endpoint is
-                # eos_ms after the speech ended; a speculative transcript started after
-                # `silence` and took `wall` ms; processing resumes when both are done.
-                ready_ms = eos_ms
-                if speculated is not None:
-                    ready_ms = max(eos_ms, speculated[0] * 1000 + speculated[1])
-                total = ready_ms + process_ms
-                clock = "audio+wall"
-            latency = {"eos_wait_ms": round(eos_ms, 1), "stt_ms": round(float(tr.ms), 1),
-                       "intent_ms": round((t_state - t0) * 1000, 1),
-                       "process_ms": round(process_ms, 1), "total_ms": round(total, 1),
-                       "speculative": speculated is not None, "clock": clock}
+            latency = command_latency(
+                eos_wait_s=ev.eos_wait_s, stt_ms=float(tr.ms), t_endpoint=t_endpoint,
+                t_handler=t0, t_state=t_state, speculated=speculated,
+                wall_total_ms=(t_state - self._wall_of(ev.speech_end)) * 1000
+                if self._realtime else None)
             run.latency = latency
             with self._lock:
                 self.latencies.append(latency)
@@ -953,26 +819,7 @@ def _default_spotter(stt: Any) -> WakeWordSpotter:
     return WakeWordSpotter()
 
 
-def make_pipeline(handler: Any, mode: Mode | str = Mode.REALTIME, *, stt_model: str = "tiny.en",
-                  tts_engine: str = "auto", chime: bool = True, chime_volume: float = 0.4,
-                  wake_sensitivity: float = 0.5, vad_sensitivity: Any = "default",
-                  end_sensitivity: Any = "default", config: PipelineConfig | None = None,
-                  **config_overrides: Any) -> VoicePipeline:
-    """A pipeline with the packaged models: Silero VAD, Whisper ``stt_model``, the "davinci"
-    spotter, and speech through the best engine installed. The models load here."""
-    from app.voice.stt import WhisperSTT  # noqa: PLC0415
-    from app.voice.tts import Speaker  # noqa: PLC0415
-    from app.voice.vad import EndpointConfig  # noqa: PLC0415
-    from app.voice.wake_verify import WhisperWakeVerifier  # noqa: PLC0415
-
-    cfg = replace(config or PipelineConfig(), **config_overrides)
-    vad = VadSegmenter(config=EndpointConfig.from_sensitivity(vad_sensitivity, end_sensitivity))
-    stt = WhisperSTT(model=stt_model).load()
-    return VoicePipeline(handler, stt=stt, vad=vad,
-                         wake=WakeWordSpotter(sensitivity=wake_sensitivity,
-                                              verifier=WhisperWakeVerifier(stt)),
-                         tts=Speaker(tts_engine, chime=chime, chime_volume=chime_volume),
-                         mode=mode, config=cfg)
-
+# the factory imports this module: re-exported last, where callers find it
+from app.voice.pipeline_factory import make_pipeline  # noqa: E402
 
 __all__ = ["Mode", "PipelineConfig", "RunLog", "Transcriber", "VoicePipeline", "make_pipeline"]
