@@ -74,3 +74,10 @@ def test_same_for_a_plane_after_two_moves_repeats_the_move_said_last() -> None:
     acts = con.say("same for sagittal")
     assert acts == [("IV.SHOW_MOVE", {"sagittal": 300})]
     assert con.snap["iv"]["pos"] == {"axial": 100, "coronal": 300, "sagittal": 300}
+
+
+@pytest.mark.parametrize("text", ["oya show me the patient information",
+                                  "please, if you can, open the patient data for me"])
+def test_openers_and_grammar_words_never_count_as_an_unplaced_field(text: str) -> None:
+    con = Console(FastInterpreter(tiers=[_EveryField()]))
+    assert con.say(text) == [("IR.SHOW", {})]
