@@ -173,6 +173,9 @@ def reload() -> None:
     from app.language.templates import reload as reload_templates  # imports this module
 
     reload_templates()
+    from app.language.correction import paused_particle  # imports this module
+
+    paused_particle.cache_clear()
 
 
 def words(name: str) -> frozenset[str]:

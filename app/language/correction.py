@@ -454,6 +454,13 @@ def _repair_disfluencies(tokens: list[str]) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def paused_particle() -> re.Pattern[str]:
+    said = sorted(language_words("final_particles"), key=len, reverse=True)
+    alts = "|".join(re.escape(w) for w in said)
+    return re.compile(r" , (?:" + alts + r") (?=, \S)")
+
+
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -468,6 +475,10 @@ def correct(text: str, lexicon: Lexicon | None = None,
     joined = " ".join(tokens)
     # "L, L, L": a spelled abbreviation with a pause after each letter
     joined = re.sub(r"\b([a-z]) , (?=[a-z]\b)", r"\1 ", joined)
+    # "now the CT, per favore, and zoom in": a closing particle set off by pauses mid-request
+    for m in list(paused_particle().finditer(joined)):
+        changes.append((m.group(0).strip(), ",", "a particle between pauses"))
+    joined = paused_particle().sub(" ", joined)
     for pat, rep, why in _PHRASES:
         def _sub(m: re.Match[str], rep: Any = rep, why: str = why) -> str:
             new = rep(m) if callable(rep) else m.expand(rep)
