@@ -78,3 +78,10 @@ def test_a_broken_hospital_file_leaves_ours_working(hospital_dir: Path) -> None:
                                                 encoding="utf-8")
     language.reload()
     assert match("coronal plus 50").intent == "IvMoveBySign"
+
+
+@pytest.mark.parametrize("text, intent", [("off the ct", "IvHide"),
+                                          ("off the patient info", "IrHide"),
+                                          ("on the 3d model", "ArShow")])
+def test_on_and_off_said_as_verbs_are_show_and_hide(text: str, intent: str) -> None:
+    assert match(text).intent == intent
