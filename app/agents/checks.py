@@ -450,14 +450,16 @@ def checked(decision: Decision, tokens: Sequence[str], unexplained: Sequence[str
     why = contradiction(steps, tokens)
     from app.language.vocabulary import IR_STRONG  # words that name the patient box itself
 
-    # words that never name a field: openers, particles, fillers and grammar words of the
-    # language data ("oya show me the patient information", "please, if you can, open ...")
-    plain = IR_STRONG.union(*(words(c) for c in (
-        "add_markers", "polarity_show", "command_fillers", "discourse_markers", "lead_openers",
-        "grammar_words", "final_particles", "terms_of_address", "particle_tail",
-        "wake_fillers")))
     said = [*((decision.diagnostics or {}).get("leftover") or []), *unexplained]
-    left = [w for w in dict.fromkeys(said) if w not in plain]
+    left: list[str] = []
+    if said:
+        # words that never name a field: openers, particles, fillers and grammar words of the
+        # language data ("oya show me the patient information", "please, if you can, open")
+        plain = IR_STRONG.union(*(words(c) for c in (
+            "add_markers", "polarity_show", "command_fillers", "discourse_markers",
+            "lead_openers", "grammar_words", "final_particles", "terms_of_address",
+            "particle_tail", "wake_fillers")))
+        left = [w for w in dict.fromkeys(said) if w not in plain]
     if why is None and left and any(s.action_id == "IR.SHOW" and not s.params.get("fields")
                                     and s.params.get("op") != "remove" for s in steps):
         # "how auld is the patient": a field word nobody taught the console is not a request

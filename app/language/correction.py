@@ -476,9 +476,10 @@ def correct(text: str, lexicon: Lexicon | None = None,
     # "L, L, L": a spelled abbreviation with a pause after each letter
     joined = re.sub(r"\b([a-z]) , (?=[a-z]\b)", r"\1 ", joined)
     # "now the CT, per favore, and zoom in": a closing particle set off by pauses mid-request
-    for m in list(paused_particle().finditer(joined)):
+    def _aside(m: re.Match[str]) -> str:
         changes.append((m.group(0).strip(), ",", "a particle between pauses"))
-    joined = paused_particle().sub(" ", joined)
+        return " "
+    joined = paused_particle().sub(_aside, joined)
     for pat, rep, why in _PHRASES:
         def _sub(m: re.Match[str], rep: Any = rep, why: str = why) -> str:
             new = rep(m) if callable(rep) else m.expand(rep)
