@@ -420,13 +420,24 @@ def _names_a_field(toks: list[str]) -> bool:
 _SHOW_FIRST = {"show", "display", "open", "give", "bring", "pull", "put"}
 
 
+_DATE_WORDS = {"date", "dates", "day", "when", "scheduled", "dos", "dated"}
+
+
 def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
     """DESIGN §4 IR: "show X" sets the box to X; "also/too/and X" or "add X" adds X, and the
     parts of one composite add up — whichever tier read the fields."""
     adds = _opens_with_and(tokens) or _adds_from_the_start(tokens)
+    dated = bool({t.lower() for t in tokens} & _DATE_WORDS)
     out: list[Step] = []
     seen_ir = False
     for s in steps:
+        fields = list(s.params.get("fields") or [])
+        if s.action_id == "IR.SHOW" and not dated and "operation_date" in fields and \
+                len(fields) > 1:
+            # "patient details, the lot": every field is every key but the date (DESIGN §4);
+            # a later tier that lists the date too added what nobody asked for
+            s = replace(s, params={**dict(s.params),
+                                   "fields": [f for f in fields if f != "operation_date"]})
         if s.action_id == "IR.SHOW" and s.params.get("op", "set") == "set" and (adds or seen_ir):
             # "also add all the fields": every field on top of what is shown (the date stays)
             fields = s.params.get("fields") or list(IR_ALL_FIELDS)

@@ -108,8 +108,12 @@ class Clause:
 
     def leftover(self) -> list[str]:
         # manner adverbs ("slowly and carefully") say how, which the console does not vary
-        return [t for t, u in zip(self.toks, self.used, strict=True)
-                if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)]
+        # "the upper lobe, the lower lobe, both add": "both" before the verb points back at
+        # what was named, as "them" does
+        return [t for k, (t, u) in enumerate(zip(self.toks, self.used, strict=True))
+                if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)
+                and not (t == "both" and self.toks[k + 1:k + 2] and
+                         self.toks[k + 1] in _VERB_ONLY | {"add"})]
 
 
 # Adverbs of manner by their shape ("carefully", "gradually", "slowly", "gently", "steadily");
@@ -146,7 +150,11 @@ def _only_directions(toks: list[str]) -> bool:
 
 
 _POINTERS = (["this", "one"], ["that", "one"], ["this", "one", "here"], ["that", "one", "there"])
-_PRONOUNS = {"it", "this", "these", "that", "those", "them", "em", "one", "ones"}
+_PRONOUNS = {"it", "this", "these", "that", "those", "them", "em", "one", "ones", "both"}
+# A clause that is only the lead of a request ("tell me, how old is she?", "first show me,
+# the diagnosis"): the verb of what follows, no command of its own.
+_LEAD_ONLY = {"tell", "show", "give", "let", "see", "know", "can", "could", "would", "will",
+              "you", "please", "me", "us", "first", "now", "then", "just", "quickly"}
 _MOVE_VERBS = {"bring", "put", "move", "go", "take", "set", "send", "make", "it", "you", "we",
                "minus", "plus", "to", "at", "slice"}
 _VERB_TAIL = {"please", "on", "off", "up", "out", "in", "away", "for", "me", "us", "now",
@@ -317,6 +325,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
                 seg_agent is None or seg_agent == prev_agent) or _names_a_display_only(
                 prev.toks, shown=True) and seg_agent == prev_agent == "IR"):
             prev.toks.extend(seg)  # "patient box, the tumour location show": the topic first
+            continue
+        if sep == "," and prev.toks[-1:] in (["me"], ["us"]) and bool(core) and \
+                all(t in _LEAD_ONLY or t in FILLER for t in prev.toks):
+            prev.toks.extend(seg)  # "tell me, how old is the patient"
             continue
         if _object_then_verb(prev.toks, core):
             prev.toks.extend(seg)  # "the trachea, disable it": one command, object first

@@ -246,9 +246,45 @@ def _digit_run(run: list[str]) -> int | None:
     return None
 
 
+_SPELL = {v: k for k, v in {**_UNITS, **_TEENS, **_TENS}.items() if k != "fourty"}
+
+
+def _spelled(n: int) -> list[str]:
+    """The words of 0..99 ("42" -> ["forty", "two"])."""
+    if n in _SPELL:
+        return [_SPELL[n]]
+    return [_SPELL[n - n % 10], _SPELL[n % 10]]
+
+
+def _mixed_numbers(tokens: list[str]) -> list[str]:
+    """One spoken number the recogniser wrote partly in digits: "3 hundred and 12" is 312
+    (digits beside a scale word are spelled out, so the word parser reads the whole run),
+    "200 and 10" is 210 (a round hundred, "and", then less than a hundred) and "1 50" is
+    150 (hundreds said as "one fifty")."""
+    out: list[str] = []
+    n = len(tokens)
+    for i, tok in enumerate(tokens):
+        prev = tokens[i - 1] if i else ""
+        before = tokens[i - 2] if i > 1 else ""
+        nxt = tokens[i + 1] if i + 1 < n else ""
+        pair = len(tok) == 1 and nxt.isdigit() and len(nxt) == 2 and "0" not in (tok, nxt[0]) or \
+            len(tok) == 2 and len(prev) == 1 and prev.isdigit() and "0" not in (prev, tok[0])  # "1 50": 150
+        if tok.isdigit() and int(tok) < 100 and (
+                nxt in _SCALES and len(tok) == 1 or prev in _SCALES or pair or
+                prev == "and" and before in _SCALES):
+            out.extend(_spelled(int(tok)))
+        elif tok.isdigit() and 0 < int(tok) < 100 and prev == "and" and before.isdigit() and \
+                len(out) >= 2 and out[-2].isdigit() and 100 <= int(before) < 1000 and \
+                int(before) % 100 == 0 and nxt not in ("and", ",") and not nxt.isdigit():
+            out[-2:] = [str(int(before) + int(tok))]
+        else:
+            out.append(tok)
+    return out
+
+
 def _numbers(tokens: list[str]) -> list[str]:
     out: list[str] = []
-    tokens = _quantities(tokens)
+    tokens = _mixed_numbers(_quantities(tokens))
     i = 0
     n = len(tokens)
     while i < n:
