@@ -448,6 +448,21 @@ def as_field_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step]:
     return out
 
 
+def as_whole_sheet(decision: Decision, tokens: Sequence[str]) -> Decision:
+    """A later tier's reading of a request that names no field ("patient details, the lot"):
+    a list of several fields from it is its own pick, and a request naming no field shows
+    them all (DESIGN §4 IR)."""
+    from app.language.vocabulary import FIELD_WORDS, OP_WORDS
+
+    toks = {t.lower() for t in tokens}
+    if not decision.valid or toks & (set(FIELD_WORDS) | OP_WORDS | _DATE_WORDS):
+        return decision
+    steps = [replace(s, params={**dict(s.params), "fields": list(IR_ALL_FIELDS)})
+             if s.action_id == "IR.SHOW" and s.params.get("op") != "remove" and
+             len(s.params.get("fields") or ()) >= 3 else s for s in decision.steps]
+    return replace(decision, steps=steps) if steps != list(decision.steps) else decision
+
+
 def checked(decision: Decision, tokens: Sequence[str], unexplained: Sequence[str] = ()
             ) -> Decision:
     """A tier's decision with the §4 structure-edit reading applied and the polarity rule
@@ -484,4 +499,4 @@ def checked(decision: Decision, tokens: Sequence[str], unexplained: Sequence[str
 
 
 __all__ = ["addressed_to_person", "as_field_edit", "as_structure_edit", "checked", "contradiction",
-           "displays_named", "ungrounded", "unknown_opener"]
+           "displays_named", "ungrounded", "as_whole_sheet", "unknown_opener"]

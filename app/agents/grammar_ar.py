@@ -319,6 +319,10 @@ def _ar_view(c: Clause) -> str | None:
             if i + 1 < len(toks) and toks[i + 1] in AR_VIEW_WORDS and t != "side":
                 c.use(i, i + 1)
                 return AR_VIEW_WORDS[toks[i + 1]]
+            if toks[i + 1:i + 2] == ["of"] and i + 2 < len(toks) and \
+                    toks[i + 2] in AR_VIEW_WORDS and t in ("view", "views", "perspective"):
+                c.use(i, i + 1, i + 2)  # "the view of left": a speaker's own word order
+                return AR_VIEW_WORDS[toks[i + 2]]
     m = re.search(r"\b(see|show|view|face) (me )?(the |its |it from the )?(back|front|top|bottom|"
                   r"underside|rear|left side|right side)\b", text)
     after = text[m.end():].split()[:1] if m else []
@@ -337,6 +341,10 @@ def _ar_view(c: Clause) -> str | None:
         return "left"  # a lateral view with no side named: the standard left lateral
     for i, t in enumerate(toks):
         if t in ("behind", "above", "below", "underneath", "beneath"):
+            nxt = toks[i + 1:i + 3]
+            if nxt[:1] in (["the"], ["a"], ["an"]) and nxt[1:] not in (
+                    ["model"], ["3d"], ["lungs"], ["anatomy"], ["reconstruction"]):
+                continue  # "running up behind the bronchus": where a thing lies, no view
             c.use(i)
             c.use_words({"look", "it", "how", "does", "from", "seen", "view"})
             return AR_VIEW_WORDS[t]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.agents.decision import Memory
 from app.core.state import ConsoleState
@@ -227,6 +228,20 @@ def _display_list_pauses(tokens: list[str]) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _mid_particles() -> frozenset[str]:
+    from app.language.command_words import DOMAIN_WORDS
+
+    # not the words that answer, correct or order ("axial up, nah, down"; "coronal, first")
+    keep = DOMAIN_WORDS | set(_NUMBER_WORDS) | {"first", "firstly", "finally", "lastly", "then"}
+    for name in ("answer_yes", "answer_no", "correction_no", "correction_sorry",
+                 "negation_words"):
+        keep |= set(language_words(name))
+    slips = {"oops", "whoops", "oopsie", "woops", "nah", "nope", "aye", "yeah", "yep", "yes"}
+    return frozenset(w for w in language_words("discourse_markers")
+                     if " " not in w and w not in keep and w not in slips)
+
+
 def split_clauses(tokens: list[str]) -> list[Clause]:
     """Split at "and/then/also/," where a new command starts; lists stay together."""
     tokens = _display_list_pauses(tokens)
@@ -285,8 +300,12 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
     segs.append((sep, cur))
     # drop segments of fillers only ("uh, show the CT"), and a pointer at what was just named
     # ("coronal, this one, zoom in"): they carry no command of their own
+    # and, between two pauses, a particle of the speaker's own language ("airway,
+    # sumimasen, please remove"), unless it is also a word of ours ("coronal, right")
+    aside = _mid_particles()
     segs = [(s, c) for k, (s, c) in enumerate(segs) if c and not all(t in FILLER for t in c)
-            and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)]
+            and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)
+            and not (k and s == "," and all(t in FILLER or t in aside for t in c))]
     clauses: list[Clause] = []
     for sep, seg in segs:
         if not clauses:

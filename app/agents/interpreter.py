@@ -17,6 +17,7 @@ from typing import Any
 
 from app.agents.checks import (
     addressed_to_person,
+    as_whole_sheet,
     checked,
     displays_named,
     ungrounded,
@@ -360,7 +361,8 @@ class FastInterpreter:
                 ms[f"tier_{tier.name}"] = (time.perf_counter() - ts) * 1e3
                 if other is None:
                     continue
-                other = checked(other, toks, (decision.diagnostics or {}).get("leftover") or ())
+                other = as_whole_sheet(checked(other, toks, (decision.diagnostics or {}).get(
+                    "leftover") or ()), toks)
                 if (other.diagnostics or {}).get("polarity"):
                     continue  # says the opposite of the words: not a reading of them
                 why = ungrounded(other.steps, toks) if other.valid else None

@@ -11,6 +11,7 @@ from app.agents.grammar_clauses import (
     _dominant_agent,
     _has_head,
     _is_num,
+    agent_scores,
 )
 from app.agents.grammar_phrases import (
     canonical,
@@ -277,7 +278,10 @@ def _drop_sparing(tokens: list[str]) -> list[str]:
         before = tokens[:k]
         mine, theirs = _dominant_agent(spared), _dominant_agent(before)
         rest_of = spared[-2:] in (["the", "rest"], ["everything", "else"], ["the", "others"])
-        if (mine is not None and theirs is not None and mine != theirs or rest_of) and \
+        # theirs is None when several displays were named before ("close the CT and the
+        # model, leave the chart"): the spared one is not among them
+        if (mine is not None and (theirs is not None and mine != theirs or theirs is None and
+                                  agent_scores(before).get(mine, 0) <= 0) or rest_of) and \
                 _has_head(before):
             return _drop_sparing(before + tokens[end:])
     return tokens

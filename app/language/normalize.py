@@ -369,6 +369,17 @@ def _signs(tokens: list[str]) -> list[str]:
     return out
 
 
+# The side said after the lobe ("the lower lobe, the right one", "upper lobe, left side one")
+_SIDE_AFTER = re.compile(r"\b((?:right|left) )?(upper|middle|lower) (lobes?) ?,? (?:the )?"
+                         r"(right|left)(?: side one| one| side(?! view| views))\b")
+
+
+def _side_first(m: re.Match[str]) -> str:
+    if m.group(1):  # a side already said before the lobe: leave the words as they are
+        return m.group(0)
+    return f"{m.group(4)} {m.group(2)} {m.group(3)}"
+
+
 def normalize(text: str) -> str:
     """Canonical lower-case text with digits for numbers and +N/-N for spoken steps."""
     if not text:
@@ -382,6 +393,7 @@ def normalize(text: str) -> str:
     tokens = _signs(tokens)
     out = " ".join(tokens)
     out = re.sub(r"\b3 d\b", "3d", out)  # "three d"
+    out = _SIDE_AFTER.sub(_side_first, out)
     out = re.sub(r"\s+,", ",", out)
     out = re.sub(r"(,\s*)+", ", ", out).strip(" ,")
     return out
