@@ -111,3 +111,12 @@ def test_a_later_tiers_pick_of_fields_for_a_request_naming_none_is_every_field()
     assert whole.steps[0].params["fields"] == list(IR_ALL_FIELDS)
     named = as_whole_sheet(picked, ["the", "diagnosis", "and", "the", "height"])
     assert named.steps[0].params["fields"] == ["age", "diagnosis", "height", "sex"]
+
+
+def test_a_particle_of_another_language_opening_the_request_is_set_aside() -> None:
+    con = Console()
+    con.say("show the bmi")
+    assert con.say("und also the operation date add") == [
+        ("IR.SHOW", {"fields": ["operation_date"], "op": "add"})]
+    assert con.snap["ir"]["fields"] == ["bmi", "operation_date"]
+    assert con.say("genau") == []

@@ -300,12 +300,14 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
     segs.append((sep, cur))
     # drop segments of fillers only ("uh, show the CT"), and a pointer at what was just named
     # ("coronal, this one, zoom in"): they carry no command of their own
-    # and, between two pauses, a particle of the speaker's own language ("airway,
-    # sumimasen, please remove"), unless it is also a word of ours ("coronal, right")
+    # and a particle of the speaker's own language opening the request or between two pauses
+    # ("und also the date add", "the trachea, genau, remove it"), unless it is also a word of
+    # ours ("coronal, right")
     aside = _mid_particles()
     segs = [(s, c) for k, (s, c) in enumerate(segs) if c and not all(t in FILLER for t in c)
             and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)
-            and not (k and s == "," and all(t in FILLER or t in aside for t in c))]
+            and not ((k == 0 or s == ",") and len(segs) > 1 and
+                     all(t in FILLER or t in aside for t in c))]
     clauses: list[Clause] = []
     for sep, seg in segs:
         if not clauses:
