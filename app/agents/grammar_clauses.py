@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from app.agents.decision import Memory
 from app.core.state import ConsoleState
 from app.language import words as language_words
+from app.language.known_words import mid_particles
 from app.language.normalize import _NUMBER_WORDS
 from app.language.vocabulary import (
     _APPROXIMATORS,
@@ -228,20 +228,6 @@ def _display_list_pauses(tokens: list[str]) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _mid_particles() -> frozenset[str]:
-    from app.language.command_words import DOMAIN_WORDS
-
-    # not the words that answer, correct or order ("axial up, nah, down"; "coronal, first")
-    keep = DOMAIN_WORDS | set(_NUMBER_WORDS) | {"first", "firstly", "finally", "lastly", "then"}
-    for name in ("answer_yes", "answer_no", "correction_no", "correction_sorry",
-                 "negation_words"):
-        keep |= set(language_words(name))
-    slips = {"oops", "whoops", "oopsie", "woops", "nah", "nope", "aye", "yeah", "yep", "yes"}
-    return frozenset(w for w in language_words("discourse_markers")
-                     if " " not in w and w not in keep and w not in slips)
-
-
 def split_clauses(tokens: list[str]) -> list[Clause]:
     """Split at "and/then/also/," where a new command starts; lists stay together."""
     tokens = _display_list_pauses(tokens)
@@ -303,7 +289,7 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
     # and a particle of the speaker's own language opening the request or between two pauses
     # ("und also the date add", "the trachea, genau, remove it"), unless it is also a word of
     # ours ("coronal, right")
-    aside = _mid_particles()
+    aside = mid_particles()
     segs = [(s, c) for k, (s, c) in enumerate(segs) if c and not all(t in FILLER for t in c)
             and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)
             and not ((k == 0 or s == ",") and len(segs) > 1 and

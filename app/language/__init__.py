@@ -167,9 +167,10 @@ def reload() -> None:
     from app.language.scope import scope  # imports this module
 
     scope.cache_clear()
-    from app.language.known_words import known_words  # imports this module
+    from app.language.known_words import known_words, mid_particles  # imports this module
 
     known_words.cache_clear()
+    mid_particles.cache_clear()
     from app.language.templates import reload as reload_templates  # imports this module
 
     reload_templates()

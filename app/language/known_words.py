@@ -170,4 +170,18 @@ def foreign_edges(raw: str) -> str | None:
     return rest or None
 
 
-__all__ = ["foreign_edges", "known_words"]
+@lru_cache(maxsize=1)
+def mid_particles() -> frozenset[str]:
+    """Discourse markers that may be set aside inside a request ("the trachea, genau, remove
+    it"): not the words that answer, correct or order ("axial up, nah, down"; "coronal,
+    first"), nor any word of the console's own."""
+    keep = DOMAIN_WORDS | set(_NUMBER_WORDS) | {"first", "firstly", "finally", "lastly", "then"}
+    for name in ("answer_yes", "answer_no", "correction_no", "correction_sorry",
+                 "negation_words"):
+        keep |= set(words(name))
+    slips = {"oops", "whoops", "oopsie", "woops", "nah", "nope", "aye", "yeah", "yep", "yes"}
+    return frozenset(w for w in words("discourse_markers")
+                     if " " not in w and w not in keep and w not in slips)
+
+
+__all__ = ["foreign_edges", "known_words", "mid_particles"]
