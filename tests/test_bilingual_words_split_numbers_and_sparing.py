@@ -120,3 +120,10 @@ def test_a_particle_of_another_language_opening_the_request_is_set_aside() -> No
         ("IR.SHOW", {"fields": ["operation_date"], "op": "add"})]
     assert con.snap["ir"]["fields"] == ["bmi", "operation_date"]
     assert con.say("genau") == []
+
+
+def test_first_before_a_request_verb_orders_the_request_and_is_no_slice() -> None:
+    con = Console()
+    assert con.say("first tell me, how old is the patient and what is the gender") == [
+        ("IR.SHOW", {"fields": ["age", "sex"]})]
+    assert con.say("axial first") == [("IV.SHOW_MOVE", {"axial": "min"})]

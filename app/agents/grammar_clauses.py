@@ -154,6 +154,8 @@ _POINTERS = (["this", "one"], ["that", "one"], ["this", "one", "here"], ["that",
 _PRONOUNS = {"it", "this", "these", "that", "those", "them", "em", "one", "ones", "both"}
 # A clause that is only the lead of a request ("tell me, how old is she?", "first show me,
 # the diagnosis"): the verb of what follows, no command of its own.
+_ORDER_THEN_VERB = SHOW_VERBS | HIDE_VERBS | {
+    "tell", "let", "can", "could", "would", "i", "we", "zoom", "rotate", "open", "close", "move"}
 _LEAD_ONLY = {"tell", "show", "give", "let", "see", "know", "can", "could", "would", "will",
               "you", "please", "me", "us", "first", "now", "then", "just", "quickly"}
 _MOVE_VERBS = {"bring", "put", "move", "go", "take", "set", "send", "make", "it", "you", "we",
@@ -230,6 +232,9 @@ def _display_list_pauses(tokens: list[str]) -> list[str]:
 
 def split_clauses(tokens: list[str]) -> list[Clause]:
     """Split at "and/then/also/," where a new command starts; lists stay together."""
+    if tokens[:1] in (["first"], ["firstly"], ["finally"], ["lastly"]) and tokens[1:2] and \
+            tokens[1] in _ORDER_THEN_VERB:
+        tokens = tokens[1:]  # "first tell me, how old is she": an order, not the first slice
     tokens = _display_list_pauses(tokens)
     segs: list[tuple[str, list[str]]] = []
     cur: list[str] = []
