@@ -114,7 +114,7 @@ class Clause:
         return [t for k, (t, u) in enumerate(zip(self.toks, self.used, strict=True))
                 if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)
                 and not (t == "both" and self.toks[k + 1:k + 2] and
-                         self.toks[k + 1] in _VERB_ONLY | {"add"})]
+                         self.toks[k + 1] in _BOTH_VERBS)]
 
 
 # Adverbs of manner by their shape ("carefully", "gradually", "slowly", "gently", "steadily");
@@ -152,12 +152,10 @@ def _only_directions(toks: list[str]) -> bool:
 
 _POINTERS = (["this", "one"], ["that", "one"], ["this", "one", "here"], ["that", "one", "there"])
 _PRONOUNS = {"it", "this", "these", "that", "those", "them", "em", "one", "ones", "both"}
-# A clause that is only the lead of a request ("tell me, how old is she?", "first show me,
-# the diagnosis"): the verb of what follows, no command of its own.
-_ORDER_THEN_VERB = SHOW_VERBS | HIDE_VERBS | {
-    "tell", "let", "can", "could", "would", "i", "we", "zoom", "rotate", "open", "close", "move"}
-_LEAD_ONLY = {"tell", "show", "give", "let", "see", "know", "can", "could", "would", "will",
-              "you", "please", "me", "us", "first", "now", "then", "just", "quickly"}
+# app/language/data/words.toml: a clause that is only the lead of a request ("tell me, how
+# old is she?") is the verb of what follows; "first" before a request verb orders it
+_LEAD_ONLY = language_words("request_lead_only")
+_ORDER_THEN_VERB = SHOW_VERBS | HIDE_VERBS | language_words("order_then_verb")
 _MOVE_VERBS = {"bring", "put", "move", "go", "take", "set", "send", "make", "it", "you", "we",
                "minus", "plus", "to", "at", "slice"}
 _VERB_TAIL = {"please", "on", "off", "up", "out", "in", "away", "for", "me", "us", "now",
@@ -207,6 +205,7 @@ def _joining_plus(tokens: list[str], i: int) -> bool:
 # A rest of verbs and particles only: "also" before it does not start a command of its own.
 _VERB_ONLY = HIDE_VERBS | SHOW_VERBS | {"turn", "off", "on", "out", "away", "take", "remove",
                                         "put", "switch", "it", "them"}
+_BOTH_VERBS = _VERB_ONLY | {"add"}
 
 
 # The last word of a display's name ("the CT", "the patient info", "the 3D model").
