@@ -339,7 +339,8 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         # "everyone look up at the screen, this is the bronchus": the room is taught
         return "it is said to the people in the room"
     not_name = (words("not_a_name") | words("discourse_markers") | words("command_fillers")
-                | words("answer_yes") | words("answer_no"))
+                | words("answer_yes") | words("answer_no") | words("correction_no")
+                | words("correction_sorry"))
     for i, t in enumerate(low[:-1]):
         # "Doctor Lee, ...", "Sister Mary, ...": a title and a name called out
         if t in words("person_titles") and toks[i + 1][:1].isupper() and \

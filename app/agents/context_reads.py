@@ -44,6 +44,7 @@ from app.language.vocabulary import (
 _GLUE_WORDS = {"and", "the", "a", "an", "then", "also", "too", "of", "on", "to", "in"}
 
 
+_SORRY = language_words("correction_sorry") | {"sorry"}
 _OPENERS = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
 
 
@@ -168,6 +169,12 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
         post = head[k + 1:]
     if post in (["other", "side"], ["other", "one"]):
         post = ["opposite"]  # "no, the other side"
+    doers = _VERBISH | HIDE_VERBS
+    if pre and post and tokens[i] in _SORRY and not set(pre) & doers and set(post) & doers \
+            and all(t in doers or t in FILLER or t in ("it", "them", "that") for t in post):
+        # "airway... sumimasen, please remove": an excuse between the object and its verb
+        # corrects nothing, no other object is said
+        return [*pre, *post], None
     if not post:
         return (pre, None) if pre else None
     if pre and _only_directions(pre) and _only_directions(post):

@@ -385,7 +385,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         return [Step("AR.RESET", {})]
     if intent == "zoom_out":
         c.use_words(ZOOM_OUT_WORDS | {"zoom", "out", "back", "away", "all", "way", "again",
-                                      "go", "further"})
+                                      "go", "further", "more", "bit", "little"})
         count = _repeat_count(c)
         if c.use_words({"fully"}):  # all the way out: pop the whole zoom stack
             count = max(1, ctx.state.ar.zoom_level)
@@ -393,7 +393,7 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if intent == "zoom_in":
         c.use_words(ZOOM_IN_WORDS | {"zoom", "in", "into", "on", "onto", "toward", "towards",
                                      "get", "go", "move", "come", "up", "the", "make", "bring",
-                                     "it", "look", "give", "take"})
+                                     "it", "look", "give", "take", "more"})
         count = _repeat_count(c)
         keys = ar_structures(c, tumor_lobes)
         target = keys[0] if keys else None

@@ -114,7 +114,8 @@ class Clause:
         return [t for k, (t, u) in enumerate(zip(self.toks, self.used, strict=True))
                 if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)
                 and not (t == "both" and self.toks[k + 1:k + 2] and
-                         self.toks[k + 1] in _BOTH_VERBS)]
+                         self.toks[k + 1] in _BOTH_VERBS)
+                and not (t in _EVERY_DISPLAY and _dominant_agent(self.toks) is not None)]
 
 
 # Adverbs of manner by their shape ("carefully", "gradually", "slowly", "gently", "steadily");
@@ -206,6 +207,9 @@ def _joining_plus(tokens: list[str], i: int) -> bool:
 _VERB_ONLY = HIDE_VERBS | SHOW_VERBS | {"turn", "off", "on", "out", "away", "take", "remove",
                                         "put", "switch", "it", "them"}
 _BOTH_VERBS = _VERB_ONLY | {"add"}
+# "all the overlays away: the model, the CT and the box": the displays as one, said beside
+# the names of each
+_EVERY_DISPLAY = {"overlays", "overlay", "displays", "screens", "windows", "panels"}
 
 
 # The last word of a display's name ("the CT", "the patient info", "the 3D model").
@@ -361,7 +365,13 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         clauses.append(Clause(list(seg), sep))
     for c in clauses:
         c.used = [False] * len(c.toks)
+        if set(c.inherited) & (HIDE_VERBS | {"remove"}) and _names_a_slice(c.toks):
+            c.inherited = ["show"]  # "hide the model and now the CT, coronal 200": shown
     return clauses
+
+
+def _names_a_slice(toks: list[str]) -> bool:
+    return any(t in PLANE_WORDS and _is_num(n) for t, n in zip(toks, toks[1:], strict=False))
 
 
 _GENERIC_VERBS = SHOW_VERBS | HIDE_VERBS | RESET_VERBS | {"add"}
@@ -484,6 +494,12 @@ CAPABLE = {
 }
 
 
+_BEFORE_AN_ADJECTIVE = {"very", "so", "quite", "pretty", "really", "is", "are", "was", "were",
+                        "looks", "look", "seems", "nice", "crystal", "more", "less", "too",
+                        "not", "be", "fairly", "nicely", "perfectly"}
+_A_SIDE_OF = (["lower"], ["upper"], ["middle"], ["lobe"], ["lung"], ["lungs"], ["one"])
+
+
 def clause_intent(c: Clause) -> str:
     w = c.words
     s = set(w)
@@ -516,7 +532,13 @@ def clause_intent(c: Clause) -> str:
     negated = re.search(r"\b(do|does|did|will|would) not (want|need|show|display|see|require|"
                         r"have)\b|\bno (longer )?need (for|of)\b|\bnot (needed|required|"
                         r"necessary|wanted)\b|\bno longer (want|need)\b", text)
-    if s & hide_words or negated or (
+    # "the model away", "away with the chart": "away" with no verb of its own is a removal
+    away = "away" in s and not s & (SHOW_VERBS | set(_MOVE_VERBS) | ROTATE_VERBS) and \
+        not any(t in DIRECTIONS and w[k + 1:k + 2] not in _A_SIDE_OF for k, t in enumerate(w))
+    if "clear" in s and all(k and w[k - 1] in _BEFORE_AN_ADJECTIVE
+                            for k, t in enumerate(w) if t == "clear"):
+        hide_words = hide_words - {"clear"}  # "very clear today", "the view is clear"
+    if s & hide_words or negated or away or (
             "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
             re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
                       r"\boff (the )?(screen|monitor|display|overlay)\b|\b(everything|all) off\b|"

@@ -14,7 +14,7 @@ from typing import Any
 
 import jellyfish
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
+from rapidfuzz.distance import OSA, Levenshtein
 
 from app.language import phrases, rewrite, rewrite_sources
 from app.language import words as language_words
@@ -326,6 +326,75 @@ _ZOOM_IN_SOUNDS = frozenset({"SMN", "JMN", "TMN"})
 _PLANE_PREFIXES = (("sag", "sagittal"), ("cor", "coronal"), ("axi", "axial"))
 
 
+def _known_said() -> frozenset[str]:
+    from app.language.known_words import known_words
+
+    return known_words()
+
+
+def _two_words(tok: str) -> tuple[str, str] | None:
+    """An unknown token that is two words of the console's language run together, one of
+    them a console word ("hidethe" → hide the, "patientinfo" → patient info)."""
+    from app.language.known_words import known_words
+
+    said = known_words()
+    for k in sorted(range(2, len(tok) - 1), key=lambda k: -min(k, len(tok) - k)):
+        left, right = tok[:k], tok[k:]
+        if left in said and right in said and (left in DOMAIN_WORDS or right in DOMAIN_WORDS) \
+                and min(len(left), len(right)) >= 3:
+            return left, right
+    return None
+
+
+# Console words a recogniser writes as other words that sound alike ("sad jittal", "and
+# tier ear", "accial"): long enough that a match of sound and spelling is no accident.
+_SOUND_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 5 and w.isalpha()))
+
+
+def _sounds_like_term(said: str) -> str | None:
+    """The console term that ``said`` (one word, or words run together) sounds like: the
+    same sound key, or one sound apart and spelled much alike; else None."""
+    code = jellyfish.metaphone(said)
+    if len(code) < 3:
+        return None
+    best: tuple[float, str] | None = None
+    for w in _SOUND_TARGETS:
+        wcode = jellyfish.metaphone(w)
+        ratio = fuzz.ratio(said, w)
+        near = Levenshtein.distance(code, wcode)
+        alike = near == 0 and ratio >= 50 or near == 1 and len(wcode) >= 4 and ratio >= 65 \
+            and said[0] == w[0]
+        if alike and (best is None or ratio > best[0]):
+            best = (ratio, w)
+    return best[1] if best else None
+
+
+def _sound_spans(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
+                 changes: list[tuple[str, str, str]]) -> list[str]:
+    """Two or three words that together sound like one console term, at least one of them
+    no word of the console's language, in a sentence that reads as a command."""
+    from app.language.known_words import known_words
+
+    said = known_words()
+    out = list(tokens)
+    i = 0
+    while i < len(out):
+        for n in (3, 2):
+            span = out[i:i + n]
+            if len(span) < n or not all(t.isalpha() for t in span) or any(
+                    t in lex or t in DOMAIN_WORDS or t in protected or t in _FILLERS
+                    for t in span) or out[i + n:i + n + 1] and out[i + n] in _FILLERS or \
+                    all(t in said for t in span) or not _commandish(out, i):
+                continue
+            hit = _sounds_like_term("".join(span))
+            if hit is not None:
+                changes.append((" ".join(span), hit, "words that sound like one term"))
+                out[i:i + n] = [hit]
+                break
+        i += 1
+    return out
+
+
 def _is_known(tok: str, lex: Lexicon, protected: frozenset[str] | set[str]) -> bool:
     return (tok in lex or tok in PROTECTED_WORDS or tok in protected or tok in _CONTENT
             or tok in _CONFUSIONS or tok == "," or bool(_NUM_RE.match(tok))
@@ -354,7 +423,7 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         split = next(((tok[:k], tok[k:]) for k in range(2, len(tok) - 1)
                       if tok[:k] in _SPLIT_LEFT and tok[k:] in known and len(tok[k:]) >= 2),
-                     None)
+                     None) or _two_words(tok)
         if split:
             changes.append((tok, " ".join(split), "merged words"))
             out.extend(split)
@@ -492,6 +561,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
     if lead:
         changes.append((lead, "", "a lead-in, not part of the command"))
     tokens = _split_and_join(tokens, lex, protected, changes)
+    tokens = _sound_spans(tokens, lex, protected, changes)
     out: list[str] = list(tokens)
     for i, tok in enumerate(tokens):
         if tok in _CONFUSIONS:
@@ -505,6 +575,9 @@ def correct(text: str, lexicon: Lexicon | None = None,
             continue
         cand = _in_a_name(tok, out[i - 1] if i else "", tokens[i + 1] if i + 1 < len(
             tokens) else "", lex) or _fuzzy(tok, lex)
+        if cand is None and len(tok) >= 6 and tok.isalpha() and _commandish(out, i) and \
+                tok not in _known_said() and not set(tokens[i + 1:i + 2]) & _FILLERS:
+            cand = _sounds_like_term(tok)  # "accial", "fizzical"
         if cand is not None:
             changes.append((tok, cand, "close in spelling and sound"))
             out[i] = cand

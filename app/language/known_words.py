@@ -105,10 +105,22 @@ def _foreign(word: str, fillers: frozenset[str]) -> bool | None:
     return True
 
 
+def _a_name(word: str) -> bool:
+    low = _ascii_fold(word.lower())
+    return word[:1].isupper() and low in given_names() and low not in known_words()
+
+
 def _edge(seg: list[str], fillers: frozenset[str]) -> bool | None:
     """True: the words may be set aside (one at least is foreign); False: fillers only
     (passed over); None: the edge is part of what was said."""
     kinds = [_foreign(w, fillers) for w in seg]
+    if True in kinds and not all(k is not None or _a_name(w) for w, k in zip(seg, kinds,
+                                                                           strict=True)):
+        return None
+    if True in kinds:
+        # "Un attimo": a word spelled like a given name beside one the language does not
+        # know is the speaker's own word, not someone called ("Pieter" alone stays a name)
+        kinds = [True if k is None else k for k in kinds]
     if not 0 < len(seg) <= _MAX_EDGE_WORDS or None in kinds:
         return None
     return True in kinds

@@ -85,6 +85,10 @@ _CONTRACTIONS = [
     (re.compile(r"\bain'?t\b"), "is not"),
     # a dropped g ("mornin'", "goin' up", "darlin'"): the word as written in full
     (re.compile(r"\b([a-z]{2,}in)'(?=[\s,.!?;:]|$)"), r"\1g"),
+    # letters left out as said ("an' her lung function", "top o' the screen", "an' a'")
+    (re.compile(r"\ban'(?=[\s,.!?;:]|$)"), "and"),
+    (re.compile(r"\bo'(?=\s)"), "of"),
+    (re.compile(r"\ba'(?=[\s,.!?;:]|$)"), "all"),
     (re.compile(r"\blet's\b"), "let us"),
     (re.compile(r"\b(\w+)n't\b"), r"\1 not"),
     (re.compile(r"\b(what|where|how|who|it|that|there|here|which|when|why)'s\b"), r"\1 is"),

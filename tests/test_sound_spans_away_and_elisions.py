@@ -1,0 +1,109 @@
+"""Console terms a recogniser wrote as other words that sound alike or ran together; "away"
+as the verb; letters left out as said; an excuse between an object and its verb; a slice
+named after a removal; and remarks that only look like requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.language.correction import correct
+from app.language.known_words import foreign_edges
+from app.language.normalize import normalize
+from tests.test_lexicon import Console
+
+
+@pytest.mark.parametrize("heard, meant", [
+    ("zoom in on sad jittal", "zoom in on sagittal"),
+    ("row tate up", "rotate up"),
+    ("accial to minimum", "axial to minimum"),
+    ("show fizzical and pft info", "show physical and pft info"),
+    ("hidethe patientinfo", "hide the patient info"),
+])
+def test_words_that_sound_like_a_console_term_are_read_as_it(heard: str, meant: str) -> None:
+    assert correct(heard).text == meant
+
+
+@pytest.mark.parametrize("said", [
+    "the patient had a sad day", "the actual plan is fine", "upright",
+    "spin it vertic uh horizontally", "is it all there"])
+def test_ordinary_words_and_false_starts_are_left_as_said(said: str) -> None:
+    assert correct(said).changes == [] or "stutter" in correct(said).changes[0][2]
+    assert "vertical" not in correct(said).text
+
+
+def test_away_with_no_verb_of_its_own_removes() -> None:
+    con = Console()
+    con.say("show the 3d model with all the lobes")
+    assert con.say("the left lower lobe away") == [
+        ("AR.SHOW", {"structures": ["left_lower_lobe"], "op": "remove"})]
+    assert con.say("the model away please") == [("AR.REMOVE", {})]
+
+
+def test_all_the_overlays_named_one_by_one_are_all_hidden() -> None:
+    con = Console()
+    con.say("show the ct and the 3d model and the patient info")
+    assert [a for a, _ in con.say(
+        "All the overlays away now: the model, the CT and the patient box.")] == [
+        "AR.REMOVE", "IV.REMOVE", "IR.HIDE"]
+
+
+def test_zoom_out_more_is_one_more_zoom_out() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("zoom in")
+    assert con.say("zoom out more") == [("AR.ZOOM_OUT", {})]
+
+
+def test_a_slice_named_after_a_removal_shows_the_ct() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("remove the 3D, and now the CT, coronal 200") == [
+        ("AR.REMOVE", {}), ("IV.SHOW_MOVE", {"coronal": 200})]
+    con.say("show the 3d model")
+    assert con.say("hide the model and the CT") == [("AR.REMOVE", {}), ("IV.REMOVE", {})]
+
+
+def test_an_excuse_between_the_object_and_its_verb_corrects_nothing() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("Airway... sumimasen, please remove.") == [
+        ("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]
+    con.say("show the airway")
+    assert con.say("remove the airway, sorry, the nodules") == [
+        ("AR.SHOW", {"structures": ["lung_nodules"], "op": "remove"})]
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("An' her lung function", "and her lung function"),
+    ("top left o' the screen", "top left of the screen"),
+    ("her other conditions an' a'", "her other conditions and all")])
+def test_letters_left_out_as_said_are_read_in_full(said: str, meant: str) -> None:
+    assert normalize(said) == meant
+
+
+def test_a_given_name_beside_a_word_of_another_language_is_no_call() -> None:
+    assert foreign_edges("Un attimo... only the diagnosis and the surgery.") == \
+        "only the diagnosis and the surgery"
+    assert foreign_edges("Suction, Pieter. Back a little") is None
+
+
+def test_clear_as_an_adjective_hides_nothing() -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say("very clear today") == []
+    assert con.snap["iv"]["mode"] == "small_views"
+
+
+def test_the_age_asked_as_how_many_years_and_remind_me_as_a_lead() -> None:
+    con = Console()
+    assert con.say("how many years has the patient") == [
+        ("IR.SHOW", {"fields": ["age", "sex"]})]
+    assert con.say("remind me, what's the diagnosis?") == [
+        ("IR.SHOW", {"fields": ["diagnosis"]})]
+
+
+def test_the_wee_views_are_the_small_views() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("zoom in on the axial")
+    assert con.say("back tae the wee views") == [("IV.ZOOM_OUT", {})]
