@@ -107,3 +107,30 @@ def test_the_wee_views_are_the_small_views() -> None:
     con.say("show the ct")
     con.say("zoom in on the axial")
     assert con.say("back tae the wee views") == [("IV.ZOOM_OUT", {})]
+
+
+def test_ordinary_words_before_an_amount_may_be_a_plane_heard_wrong() -> None:
+    assert correct("sad it all 200").text == "sagittal 200"
+    assert correct("is it all 200").text == "is it all 200"
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("axial 40, not 50", "axial 40"), ("show the coronal, not the axial", "show the coronal"),
+    ("show the nodules, not the airway", "show the nodules, not the airway")])
+def test_a_value_then_not_another_of_its_kind_keeps_the_first(said: str, meant: str) -> None:
+    assert correct(said).text == meant
+
+
+def test_a_sorry_after_a_number_takes_the_number_back() -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say("Euh, 180 pardon, not 150. Sagittal 180.") == [
+        ("IV.SHOW_MOVE", {"sagittal": 180})]
+
+
+def test_go_on_alone_goes_on_with_the_last_move() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("sagittal left 10")
+    assert con.say("go on") == [("IV.SHOW_MOVE", {"sagittal": "-10"})]
+    assert con.snap["iv"]["pos"]["sagittal"] == 236

@@ -86,8 +86,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
                 nxt == "," or i > 0 and tokens[i - 1] == ",") or \
                 t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 1):
             found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
-        elif t == "sorry" and after_pause and nxt == "," and i + 2 < n:
-            found = (i, i + 2)
+        elif t == "sorry" and nxt == "," and i + 2 < n and (after_pause or _is_num(tokens[i - 1])):
+            found = (i, i + 2)  # "180 pardon, sagittal 180": said after the value it takes back
         elif (t, nxt) in _CORRECTION_PAIRS and (after_pause or tokens[i - 1] in (
                 "actually", "sorry", "oh", "wait", "no", "nah")):  # "actually make that 320"
             if t == "make" and not (i + 2 < n and (tokens[i + 2] == "the" or _kinds(

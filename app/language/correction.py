@@ -369,6 +369,9 @@ def _sounds_like_term(said: str) -> str | None:
     return best[1] if best else None
 
 
+_PLANES = frozenset({"axial", "coronal", "sagittal"})
+
+
 def _sound_spans(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
                  changes: list[tuple[str, str, str]]) -> list[str]:
     """Two or three words that together sound like one console term, at least one of them
@@ -384,10 +387,15 @@ def _sound_spans(tokens: list[str], lex: Lexicon, protected: frozenset[str] | se
             if len(span) < n or not all(t.isalpha() for t in span) or any(
                     t in lex or t in DOMAIN_WORDS or t in protected or t in _FILLERS
                     for t in span) or out[i + n:i + n + 1] and out[i + n] in _FILLERS or \
-                    all(t in said for t in span) or not _commandish(out, i):
+                    not _commandish(out, i):
+                continue
+            # ordinary words all ("sad it all") only where a plane goes: before its amount
+            before_amount = out[i + n:i + n + 1] and (
+                _NUM_RE.match(out[i + n]) or out[i + n] in _SHORTHAND_NEXT)
+            if all(t in said for t in span) and not before_amount:
                 continue
             hit = _sounds_like_term("".join(span))
-            if hit is not None:
+            if hit is not None and (hit in _PLANES or not all(t in said for t in span)):
                 changes.append((" ".join(span), hit, "words that sound like one term"))
                 out[i:i + n] = [hit]
                 break
@@ -514,6 +522,15 @@ def _repair_disfluencies(tokens: list[str]) -> list[str]:
             del out[len(out) - _restarted(out, tokens[i + 1:]):]
             i += 1
             continue
+        if tok == "not" and out and out[-1] == ",":
+            # "180, not 150", "the coronal, not the axial": the value said first is meant
+            k = i + 2 if tokens[i + 1:i + 2] == ["the"] else i + 1
+            said = [t for t in out if t not in (",", "the", "sorry", "pardon")]
+            if k < len(tokens) and said and (
+                    _NUM_RE.match(said[-1]) and _NUM_RE.match(tokens[k]) or
+                    _same_slot(said[-1], tokens[k]) and said[-1] != tokens[k]):
+                i = k + 1
+                continue
         if out and tok == out[-1] and tok not in _REPEAT_MEANS and tok != "," and \
                 not _NUM_RE.match(tok):
             i += 1  # a stutter
