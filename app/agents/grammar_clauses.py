@@ -9,22 +9,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from app.agents.decision import Memory
+from app.agents.display_cues import (
+    _dominant_agent,
+    _is_num,
+    agent_scores,
+)
 from app.core.state import ConsoleState
 from app.language import words as language_words
 from app.language.known_words import mid_particles
 from app.language.normalize import _NUMBER_WORDS
 from app.language.vocabulary import (
     _APPROXIMATORS,
-    _PFT_RE,
     _STEP_GLUE,
-    AR_STRONG,
-    AR_VIEW_WORDS,
     DIRECTIONS,
-    FIELD_PHRASES,
     FILLER,
     HIDE_VERBS,
-    IR_STRONG,
-    IV_STRONG,
     NAMED_POS,
     PLANE_WORDS,
     QUESTION_WORDS,
@@ -122,10 +121,6 @@ class Clause:
 # not nouns that happen to end in -ly ("family", "anomaly").
 _MANNER_ADVERB = re.compile(r"^(?:[a-z]{2,}(?:ful|ous|ent|ant|ive|ate|ed|al|ic|ible|able|less|"
                             r"ish|ow|ick|ft|th|nt|ct|rm|ar|et|nd|ng|ure)ly|[a-z]{3,}(?<!fam)ily)$")
-
-
-def _is_num(tok: str) -> bool:
-    return bool(_NUM_RE.match(tok))
 
 
 def _has_head(toks: list[str]) -> bool:
@@ -398,102 +393,6 @@ def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
     return []
 
 
-# ---------------------------------------------------------------------------------------------
-# routing
-# ---------------------------------------------------------------------------------------------
-
-
-
-# The field's own names for where the tumour is ("tumour site", "tumour information"): the
-# patient field, not the nodules in the model.
-_TUMOR_FIELD_RE = re.compile(r"\b(?:" + "|".join(
-    re.escape(" ".join(ph)) for ph, fields in FIELD_PHRASES
-    if fields == ("tumor_location",) and "tumor" in ph) + r")\b")
-
-
-def agent_scores(words: Sequence[str]) -> dict[str, float]:
-    """How strongly the words name each agent (routing cues, not yet a decision)."""
-    s = {"IR": 0.0, "IV": 0.0, "AR": 0.0}
-    ws = list(words)
-    text = " ".join(ws)
-    for w in ws:
-        if w in IR_STRONG:
-            s["IR"] += 2 if w in ("info", "information", "data", "values", "details", "date",
-                                  "record") else 3
-        if w in IV_STRONG:
-            s["IV"] += 2 if w in ("level", "images", "imaging", "pictures", "films",
-                                  "chest", "layout", "grid") else 3
-        if w in AR_STRONG and w != "readd":
-            s["AR"] += 3
-    if "readd" in ws and s["IR"] == 0 and s["IV"] == 0:
-        s["AR"] += 3  # "bring it back" after the model; "bring the CT back" is the CT's
-    if _PFT_RE.search(text):
-        s["AR"] -= 3
-        s["IR"] += 1
-    if re.search(r"\b(lung|bone|soft|mediastin\w*|pulmonary) (window|tissue|preset|setting)",
-                 text):
-        s["AR"] = max(0.0, s["AR"] - 3)
-        s["IR"] = max(0.0, s["IR"] - 3)
-    if _TUMOR_FIELD_RE.search(text) or re.search(
-            r"\b(which|what) (lobe|part|side|area|region|segment|portion)", text) and \
-            re.search(r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) or \
-            re.search(r"\b(which|what) lobe\b", text):
-        s["AR"] = max(0.0, s["AR"] - 3)
-        s["IR"] += 2
-    if _WINDOW_SWITCH.search(text):
-        s["IV"] += 3
-    if re.search(r"\b(small|three|3|smaller|all|multiple|multi) (views?|panels?|windows?)", text):
-        s["IV"] += 3
-    if re.search(r"\b(view|views|perspective|angle|aspect|projection|orientation)\b", text) \
-            and any(
-            w in AR_VIEW_WORDS for w in ws if w not in PLANE_WORDS):
-        s["AR"] += 2
-    if re.search(r"\b(from|look at it from)( the)?( patient| patients| her| his| its)? (front|"
-                 r"behind|back|above|below|top|bottom|left|right|side|underneath|anterior|"
-                 r"posterior|superior|inferior|rear)", text):
-        s["AR"] += 2
-    if "patient" in ws or "pt" in ws or {"her", "she", "his", "he"} & set(ws):
-        s["IR"] += 1
-    if re.search(r"\b(of|on|in) the (scan|ct)\b", text):
-        s["IV"] += 1
-    if re.search(r"\bfrontal (view|side|perspective)\b", text) and not any(
-            _is_num(w) or w in ("slice", "plane", "ct", "scan") for w in ws):
-        s["IV"] = max(0.0, s["IV"] - 3)
-        s["AR"] += 3
-    if re.search(r"\b(left|right) (upper|middle|lower)\b|\b(upper|middle|lower) (left|right)\b",
-                 text):
-        s["AR"] += 3
-    if re.search(r"\bturn(ing)? (it|the model|this|that)? ?(to the )?(left|right|up|down|around)"
-                 r"\b", text):
-        s["AR"] += 3
-    if re.search(r"\bwhere\b|\b(which|what) (lobe|side|lung|part|area|region|segment|"
-                 r"portion|bit)\b", text) and re.search(
-            r"\b(tumor|tumors|nodule|nodules|lesion|mass|cancer)\b", text) and not re.search(
-            r"\b(3d|model|anatomy|reconstruction)\b", text):
-        s["IR"] += 3  # "where is the tumour?" asks for the tumour location field
-        s["tumor_q"] = 1.0
-    return s
-
-
-def _dominant_agent(words: Sequence[str]) -> str | None:
-    s = agent_scores(words)
-    s.pop("tumor_q", None)
-    best = max(s, key=s.__getitem__)
-    if s[best] <= 0:
-        return None
-    tied = [a for a, v in s.items() if v == s[best]]
-    return best if len(tied) == 1 else None
-
-
-# What each agent can do: a clause whose intent an agent cannot serve is not routed there.
-CAPABLE = {
-    "IR": {"show", "hide", "reset", "add", "question"},
-    "IV": {"show", "hide", "reset", "zoom_in", "zoom_out", "move", "question", "repeat"},
-    "AR": {"show", "hide", "reset", "zoom_in", "zoom_out", "rotate", "view", "add",
-           "question", "repeat", "move"},
-}
-
-
 _BEFORE_AN_ADJECTIVE = {"very", "so", "quite", "pretty", "really", "is", "are", "was", "were",
                         "looks", "look", "seems", "nice", "crystal", "more", "less", "too",
                         "not", "be", "fairly", "nicely", "perfectly"}
@@ -594,11 +493,6 @@ class _Ctx:
 
     def current_ar_target(self) -> str | None:
         return self.ar_target if self.ar_target_set else self.state.ar.zoom_target
-
-
-_WINDOW_SWITCH = re.compile(r"\b(switch|change|go|flip)( back)? to( the)? (bone|bony|mediastinal|"
-                            r"mediastinum|soft tissue|lung|pulmonary|parenchyma)"
-                            r"(?= please| now| thanks|$| ,| and| then)")
 
 
 _EXCEPTIONS = (("except",), ("except", "for"), ("excluding",), ("but", "not"),

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.agents.decision import Memory
+from app.agents.display_cues import _WINDOW_SWITCH
 from app.agents.grammar_clauses import (
     _NUM_RE,
     _TIMES_RE,
-    _WINDOW_SWITCH,
     Clause,
     _Ctx,
     _is_num,

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.agents.decision import Decision, Memory
+from app.agents.display_cues import CAPABLE, agent_scores
 from app.agents.grammar_ar import (
     _PRONOUNS,
     _expand,
@@ -44,12 +45,10 @@ from app.agents.grammar_clauses import (
     _TIMES_RE,
     _UNFAMILIAR_CONF,
     ACCEPT,
-    CAPABLE,
     Clause,
     RoutedClause,
     _Ctx,
     _is_num,
-    agent_scores,
     clause_intent,
     split_clauses,
 )

@@ -45,6 +45,7 @@ import numpy as np
 
 from app.agents.context_rules import LexiconTier
 from app.agents.decision import Decision, Memory
+from app.agents.display_cues import CAPABLE, _dominant_agent
 from app.agents.embedding import (
     CALIBRATION,
     Calibration,
@@ -56,11 +57,9 @@ from app.agents.exemplars import INTENTS, Intent
 from app.agents.grammar_ar import decide_ar
 from app.agents.grammar_clauses import (
     ACCEPT,
-    CAPABLE,
     Clause,
     RoutedClause,
     _Ctx,
-    _dominant_agent,
     _is_num,
 )
 from app.agents.grammar_ir import decide_ir

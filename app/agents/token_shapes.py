@@ -7,11 +7,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from app.agents.display_cues import _dominant_agent, agent_scores
 from app.agents.grammar_clauses import (
-    _dominant_agent,
     _has_head,
     _is_num,
-    agent_scores,
 )
 from app.agents.grammar_phrases import (
     canonical,

@@ -14,7 +14,7 @@ from typing import Any
 
 import jellyfish
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA, Levenshtein
+from rapidfuzz.distance import OSA
 
 from app.language import phrases, rewrite, rewrite_sources
 from app.language import words as language_words
@@ -33,6 +33,15 @@ from app.language.command_words import (
 from app.language.normalize import (
     normalize,
     tokens_of,
+)
+from app.language.sound_spans import (
+    FILLERS,
+    SHORTHAND_NEXT,
+    commandish,
+    known_said,
+    sound_spans,
+    sounds_like_term,
+    two_words,
 )
 from app.language.vocabulary import VOCABULARY, singular
 
@@ -97,8 +106,6 @@ _SIDE_PREV = {
     "right", "left", "lift", "and", "more", "then", "further", "bit", "little", "slightly",
     "sagittal", "from", "toward", "towards", "slide", "shift", "pan", "swivel", "tilt",
 }
-_SHORTHAND_NEXT = {"plus", "minus", "max", "min", "maximum", "minimum", "middle", "center",
-                   "up", "down", "view", "slice", "first", "last", "top", "bottom"}
 _STRUCT_NOUNS = {
     "lung", "lungs", "lobe", "lobes", "nodule", "nodules", "airway", "airways", "trachea",
     "bronchi", "tumor", "tumors", "rul", "rml", "rll", "lul", "lll", "model", "3d", "anatomy",
@@ -113,24 +120,6 @@ _FIELD_NOUNS = {
 _CLAUSE_START = {"", ",", "and", "then", "also", "please", "now", "next", "and then", "so"}
 
 
-_COMMAND_CUES = {
-    "show", "display", "open", "hide", "remove", "clear", "reset", "zoom", "rotate", "turn",
-    "spin", "move", "go", "scroll", "add", "enlarge", "magnify", "view", "slice", "slices",
-    "plane", "scan", "ct", "model", "3d", "lobe", "lobes", "lung", "lungs", "up", "down",
-    "left", "right", "forward", "back", "axial", "coronal", "sagittal", "nodule", "nodules",
-    "airway", "middle", "max", "min", "to", "plus", "minus", "and", "the",
-}
-
-
-def _commandish(toks: list[str], i: int) -> bool:
-    """Does the rest of the sentence read as a console command (or is it very short)?"""
-    others = [t for j, t in enumerate(toks) if j != i and t != ","]
-    if len(others) <= 2:
-        return True
-    strong = _COMMAND_CUES - {"to", "and", "the", "up", "down", "back", "right", "left"}
-    return any(t in strong or _NUM_RE.match(t) for t in others)
-
-
 def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
     prev = toks[i - 1] if i > 0 else ""
     nxt = toks[i + 1] if i + 1 < len(toks) else ""
@@ -141,7 +130,7 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
     if kind == "never":
         return False
     if kind == "cmd":
-        return _commandish(toks, i)
+        return commandish(toks, i)
     if kind == "ct":
         # "city" is CT wherever the sentence is a console command (or the whole utterance).
         verbs = {"show", "display", "open", "remove", "hide", "reset", "zoom", "close", "clear",
@@ -154,7 +143,7 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
     if kind == "shorthand":
         # a plane's shorthand before a step, position or view, or after "zoom"
         before = toks[i - 2] if prev == "," and i > 1 else prev
-        return (bool(_NUM_RE.match(nxt)) or nxt in _SHORTHAND_NEXT
+        return (bool(_NUM_RE.match(nxt)) or nxt in SHORTHAND_NEXT
                 or before in ("zoom", "on") and nxt in ("", ",", "and", "view", "please"))
     if kind == "plane_noun":
         return nxt in ("plane", "view", "slice", "image")
@@ -182,7 +171,7 @@ def _ctx_ok(kind: str, toks: list[str], i: int) -> bool:
         return prev in ("upper", "lower", "middle", "superior", "inferior", "this", "which")
     if kind == "structure":
         return prev in ("the", "show", "add", "hide", "remove", "lung", "on", "to", "and") and \
-            _commandish(toks, i)
+            commandish(toks, i)
     return False
 
 
@@ -326,83 +315,6 @@ _ZOOM_IN_SOUNDS = frozenset({"SMN", "JMN", "TMN"})
 _PLANE_PREFIXES = (("sag", "sagittal"), ("cor", "coronal"), ("axi", "axial"))
 
 
-def _known_said() -> frozenset[str]:
-    from app.language.known_words import known_words
-
-    return known_words()
-
-
-def _two_words(tok: str) -> tuple[str, str] | None:
-    """An unknown token that is two words of the console's language run together, one of
-    them a console word ("hidethe" → hide the, "patientinfo" → patient info)."""
-    from app.language.known_words import known_words
-
-    said = known_words()
-    for k in sorted(range(2, len(tok) - 1), key=lambda k: -min(k, len(tok) - k)):
-        left, right = tok[:k], tok[k:]
-        if left in said and right in said and (left in DOMAIN_WORDS or right in DOMAIN_WORDS) \
-                and min(len(left), len(right)) >= 3:
-            return left, right
-    return None
-
-
-# Console words a recogniser writes as other words that sound alike ("sad jittal", "and
-# tier ear", "accial"): long enough that a match of sound and spelling is no accident.
-_SOUND_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 5 and w.isalpha()))
-
-
-def _sounds_like_term(said: str) -> str | None:
-    """The console term that ``said`` (one word, or words run together) sounds like: the
-    same sound key, or one sound apart and spelled much alike; else None."""
-    code = jellyfish.metaphone(said)
-    if len(code) < 3:
-        return None
-    best: tuple[float, str] | None = None
-    for w in _SOUND_TARGETS:
-        wcode = jellyfish.metaphone(w)
-        ratio = fuzz.ratio(said, w)
-        near = Levenshtein.distance(code, wcode)
-        alike = near == 0 and ratio >= 50 or near == 1 and len(wcode) >= 4 and ratio >= 65 \
-            and said[0] == w[0]
-        if alike and (best is None or ratio > best[0]):
-            best = (ratio, w)
-    return best[1] if best else None
-
-
-_PLANES = frozenset({"axial", "coronal", "sagittal"})
-
-
-def _sound_spans(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
-                 changes: list[tuple[str, str, str]]) -> list[str]:
-    """Two or three words that together sound like one console term, at least one of them
-    no word of the console's language, in a sentence that reads as a command."""
-    from app.language.known_words import known_words
-
-    said = known_words()
-    out = list(tokens)
-    i = 0
-    while i < len(out):
-        for n in (3, 2):
-            span = out[i:i + n]
-            if len(span) < n or not all(t.isalpha() for t in span) or any(
-                    t in lex or t in DOMAIN_WORDS or t in protected or t in _FILLERS
-                    for t in span) or out[i + n:i + n + 1] and out[i + n] in _FILLERS or \
-                    not _commandish(out, i):
-                continue
-            # ordinary words all ("sad it all") only where a plane goes: before its amount
-            before_amount = out[i + n:i + n + 1] and (
-                _NUM_RE.match(out[i + n]) or out[i + n] in _SHORTHAND_NEXT)
-            if all(t in said for t in span) and not before_amount:
-                continue
-            hit = _sounds_like_term("".join(span))
-            if hit is not None and (hit in _PLANES or not all(t in said for t in span)):
-                changes.append((" ".join(span), hit, "words that sound like one term"))
-                out[i:i + n] = [hit]
-                break
-        i += 1
-    return out
-
-
 def _is_known(tok: str, lex: Lexicon, protected: frozenset[str] | set[str]) -> bool:
     return (tok in lex or tok in PROTECTED_WORDS or tok in protected or tok in _CONTENT
             or tok in _CONFUSIONS or tok == "," or bool(_NUM_RE.match(tok))
@@ -431,13 +343,13 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         split = next(((tok[:k], tok[k:]) for k in range(2, len(tok) - 1)
                       if tok[:k] in _SPLIT_LEFT and tok[k:] in known and len(tok[k:]) >= 2),
-                     None) or _two_words(tok)
+                     None) or two_words(tok)
         if split:
             changes.append((tok, " ".join(split), "merged words"))
             out.extend(split)
             continue
         if nxt in ("on", "onto") and jellyfish.metaphone(tok) in _ZOOM_IN_SOUNDS and \
-                _commandish(tokens, i):
+                commandish(tokens, i):
             # "zoom in on the nodule" run together: "Zimmon on", "Jimin on", "Tymion on"
             changes.append((tok, "zoom in", "merged words"))
             out.extend(["zoom", "in"])
@@ -455,7 +367,7 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
                 del out[j:]
                 out.append(hit)
                 continue
-        if _NUM_RE.match(nxt) or nxt in _SHORTHAND_NEXT:
+        if _NUM_RE.match(nxt) or nxt in SHORTHAND_NEXT:
             plane = next((p for pre, p in _PLANE_PREFIXES
                           if tok.startswith(pre) and fuzz.ratio(tok, p) >= 62), None)
             if plane:
@@ -470,7 +382,6 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
 # disfluencies: a spoken false start is corrected by what follows it
 # ---------------------------------------------------------------------------------------------
 
-_FILLERS = frozenset({"uh", "um", "umm", "uhm", "uhh", "er", "erm", "hmm", "ah", "eh"})
 # Words whose repetition is meaningful ("left left left" = three steps, "more more"); every
 # other word said twice in a row is a stutter ("go go down", "the the CT").
 _REPEAT_MEANS = frozenset(_words("""
@@ -512,13 +423,13 @@ def _repair_disfluencies(tokens: list[str]) -> list[str]:
     "go down 15", "coronal uh coronal +40" → "coronal +40", "rotate horizontal uh
     vertically" → "rotate vertically". Fillers go; a command of fillers only stays as it is
     (it is silence, for the validator)."""
-    if all(t in _FILLERS or t == "," for t in tokens):
+    if all(t in FILLERS or t == "," for t in tokens):
         return tokens
     out: list[str] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok in _FILLERS:
+        if tok in FILLERS:
             del out[len(out) - _restarted(out, tokens[i + 1:]):]
             i += 1
             continue
@@ -578,7 +489,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
     if lead:
         changes.append((lead, "", "a lead-in, not part of the command"))
     tokens = _split_and_join(tokens, lex, protected, changes)
-    tokens = _sound_spans(tokens, lex, protected, changes)
+    tokens = sound_spans(tokens, frozenset(lex.words) | protected, changes)
     out: list[str] = list(tokens)
     for i, tok in enumerate(tokens):
         if tok in _CONFUSIONS:
@@ -592,9 +503,9 @@ def correct(text: str, lexicon: Lexicon | None = None,
             continue
         cand = _in_a_name(tok, out[i - 1] if i else "", tokens[i + 1] if i + 1 < len(
             tokens) else "", lex) or _fuzzy(tok, lex)
-        if cand is None and len(tok) >= 6 and tok.isalpha() and _commandish(out, i) and \
-                tok not in _known_said() and not set(tokens[i + 1:i + 2]) & _FILLERS:
-            cand = _sounds_like_term(tok)  # "accial", "fizzical"
+        if cand is None and len(tok) >= 6 and tok.isalpha() and commandish(out, i) and \
+                tok not in known_said() and not set(tokens[i + 1:i + 2]) & FILLERS:
+            cand = sounds_like_term(tok)  # "accial", "fizzical"
         if cand is not None:
             changes.append((tok, cand, "close in spelling and sound"))
             out[i] = cand

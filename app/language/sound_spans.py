@@ -1,0 +1,115 @@
+"""Console terms a recogniser wrote as other words (DESIGN §3 tier 1): words that together
+sound like one term ("sad jittal" = sagittal, "row tate" = rotate), one word with a term's
+sound key ("accial", "fizzical"), and two words of the language run together ("hidethe",
+"patientinfo"). jellyfish gives the sound keys and rapidfuzz the distances; matching across
+word boundaries is ours, no library does it.
+"""
+
+from __future__ import annotations
+
+import jellyfish
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from app.language.command_words import _NUM_RE, DOMAIN_WORDS
+
+# Fillers of hesitation: a word right before one may be cut off ("vertic uh horizontally").
+FILLERS = frozenset({"uh", "um", "umm", "uhm", "uhh", "er", "erm", "hmm", "ah", "eh"})
+
+# Words after which a plane's name stands ("sad it all 200", "corplus 40")
+SHORTHAND_NEXT = {"plus", "minus", "max", "min", "maximum", "minimum", "middle", "center",
+                  "up", "down", "view", "slice", "first", "last", "top", "bottom"}
+
+_COMMAND_CUES = {
+    "show", "display", "open", "hide", "remove", "clear", "reset", "zoom", "rotate", "turn",
+    "spin", "move", "go", "scroll", "add", "enlarge", "magnify", "view", "slice", "slices",
+    "plane", "scan", "ct", "model", "3d", "lobe", "lobes", "lung", "lungs", "up", "down",
+    "left", "right", "forward", "back", "axial", "coronal", "sagittal", "nodule", "nodules",
+    "airway", "middle", "max", "min", "to", "plus", "minus", "and", "the",
+}
+
+
+def commandish(toks: list[str], i: int) -> bool:
+    """Does the rest of the sentence read as a console command (or is it very short)?"""
+    others = [t for j, t in enumerate(toks) if j != i and t != ","]
+    if len(others) <= 2:
+        return True
+    strong = _COMMAND_CUES - {"to", "and", "the", "up", "down", "back", "right", "left"}
+    return any(t in strong or _NUM_RE.match(t) for t in others)
+
+
+def known_said() -> frozenset[str]:
+    from app.language.known_words import known_words
+
+    return known_words()
+
+
+def two_words(tok: str) -> tuple[str, str] | None:
+    """An unknown token that is two words of the console's language run together, one of
+    them a console word ("hidethe" → hide the, "patientinfo" → patient info)."""
+    from app.language.known_words import known_words
+
+    said = known_words()
+    for k in sorted(range(2, len(tok) - 1), key=lambda k: -min(k, len(tok) - k)):
+        left, right = tok[:k], tok[k:]
+        if left in said and right in said and (left in DOMAIN_WORDS or right in DOMAIN_WORDS) \
+                and min(len(left), len(right)) >= 3:
+            return left, right
+    return None
+
+
+# Console words a recogniser writes as other words that sound alike ("sad jittal", "and
+# tier ear", "accial"): long enough that a match of sound and spelling is no accident.
+_SOUND_TARGETS = tuple((w, jellyfish.metaphone(w)) for w in sorted(DOMAIN_WORDS)
+                       if len(w) >= 5 and w.isalpha())
+
+
+def sounds_like_term(said: str) -> str | None:
+    """The console term that ``said`` (one word, or words run together) sounds like: the
+    same sound key, or one sound apart and spelled much alike; else None."""
+    code = jellyfish.metaphone(said)
+    if len(code) < 3:
+        return None
+    best: tuple[float, str] | None = None
+    for w, wcode in _SOUND_TARGETS:
+        ratio = fuzz.ratio(said, w)
+        near = Levenshtein.distance(code, wcode)
+        alike = near == 0 and ratio >= 50 or near == 1 and len(wcode) >= 4 and ratio >= 65 \
+            and said[0] == w[0]
+        if alike and (best is None or ratio > best[0]):
+            best = (ratio, w)
+    return best[1] if best else None
+
+
+_PLANES = frozenset({"axial", "coronal", "sagittal"})
+
+
+def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
+                changes: list[tuple[str, str, str]]) -> list[str]:
+    """Two or three words that together sound like one console term, at least one of them
+    no word of the console's language, in a sentence that reads as a command."""
+    from app.language.known_words import known_words
+
+    said = known_words()
+    out = list(tokens)
+    i = 0
+    while i < len(out):
+        for n in (3, 2):
+            span = out[i:i + n]
+            if len(span) < n or not all(t.isalpha() for t in span) or any(
+                    t in ours or t in DOMAIN_WORDS or t in FILLERS
+                    for t in span) or out[i + n:i + n + 1] and out[i + n] in FILLERS or \
+                    not commandish(out, i):
+                continue
+            # ordinary words all ("sad it all") only where a plane goes: before its amount
+            before_amount = out[i + n:i + n + 1] and (
+                _NUM_RE.match(out[i + n]) or out[i + n] in SHORTHAND_NEXT)
+            if all(t in said for t in span) and not before_amount:
+                continue
+            hit = sounds_like_term("".join(span))
+            if hit is not None and (hit in _PLANES or not all(t in said for t in span)):
+                changes.append((" ".join(span), hit, "words that sound like one term"))
+                out[i:i + n] = [hit]
+                break
+        i += 1
+    return out
