@@ -134,3 +134,27 @@ def test_go_on_alone_goes_on_with_the_last_move() -> None:
     con.say("sagittal left 10")
     assert con.say("go on") == [("IV.SHOW_MOVE", {"sagittal": "-10"})]
     assert con.snap["iv"]["pos"]["sagittal"] == 236
+
+
+def test_hiding_the_rest_after_naming_some_shows_only_those() -> None:
+    con = Console()
+    con.say("show the patient info")
+    assert con.say("diagnosis and tumour location you show, no need of others") == [
+        ("IR.SHOW", {"fields": ["diagnosis", "tumor_location"]})]
+    con.say("show the 3d model")
+    assert con.say("Only RUL, the other all close.") == [
+        ("AR.SHOW", {"structures": ["right_upper_lobe"]})]
+    assert con.snap["ar"]["structures"] == ["right_upper_lobe"]
+
+
+def test_hiding_the_rest_after_a_verb_alone_is_no_only() -> None:
+    assert correct("zoom in and remove all the others").text == \
+        "zoom in and remove all the others"
+
+
+def test_do_one_thing_leads_into_the_request() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("axial minus 20")
+    assert con.say("Do one thing, same for coronal also.") == [
+        ("IV.SHOW_MOVE", {"coronal": "-20"})]

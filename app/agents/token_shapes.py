@@ -413,6 +413,7 @@ def _prepare(text: str) -> list[str]:
             _drop_particles(_hoist_particle(_drop_return(tokens_of(canonical(text))))))))))))
 
 
+
 _BARE_DIRECTION = {"left", "right", "up", "down", "anterior", "posterior", "superior",
                    "inferior", "front", "back", "top", "bottom"}
 

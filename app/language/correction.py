@@ -43,7 +43,14 @@ from app.language.sound_spans import (
     sounds_like_term,
     two_words,
 )
-from app.language.vocabulary import VOCABULARY, singular
+from app.language.vocabulary import (
+    FIELD_WORDS,
+    HIDE_VERBS,
+    ONLY_WORDS,
+    STRUCT_WORDS,
+    VOCABULARY,
+    singular,
+)
 
 _WAKE = "davinci"
 _WAKE_FILLERS = language_words("wake_fillers")
@@ -458,6 +465,36 @@ def paused_particle() -> re.Pattern[str]:
     return re.compile(r" , (?:" + alts + r") (?=, \S)")
 
 
+_REST_NOUNS = {"others", "other", "rest", "else"}
+_REST_PART = _REST_NOUNS | HIDE_VERBS | {"no", "need", "of", "for", "all", "the", "ones", "one",
+                                         "everything", "please", "them", "not", "needed", "and",
+                                         "nothing", "any", "more"}
+
+
+def rest_hidden(tokens: list[str]) -> list[str]:
+    """"only the RUL, close all the others", "diagnosis and location, no need of others": a
+    closing part that hides the rest says the part before it is all that is wanted."""
+    if "," not in tokens and "and" not in tokens:
+        return tokens
+    cut = max(k for k, t in enumerate(tokens) if t in (",", "and"))
+    tail, head = tokens[cut + 1:], tokens[:cut]
+    if not tail or not set(tail) & _REST_NOUNS or not all(t in _REST_PART for t in tail) or \
+            not (set(tail) & (HIDE_VERBS | {"need", "nothing"})) or not set(head) & _NAMED_THINGS:
+        return tokens
+    if set(head) & (ONLY_WORDS | {"only", "just"}):
+        return head
+    return ["only", *head] if head[:1] not in (["show"], ["display"]) else [
+        head[0], "only", *head[1:]]
+
+
+# What "only" picks here: structures and fields (not verbs: "zoom in and remove the others"
+# is no "only zoom in"; not whole displays, whose "only" the grammar reads on its own)
+_NAMED_THINGS = (frozenset(STRUCT_WORDS) | frozenset(FIELD_WORDS) | {
+    "rul", "rml", "rll", "lul", "lll"}) - HIDE_VERBS - {
+    "all", "everything", "rest", "other", "others", "model", "3d", "ct", "scan", "chart", "info",
+    "information", "patient", "data", "details", "box"}
+
+
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -518,6 +555,10 @@ def correct(text: str, lexicon: Lexicon | None = None,
     fluent = _repair_disfluencies(out)
     if fluent != out:
         changes.append((" ".join(out), " ".join(fluent), "a stutter or false start"))
+    alone = rest_hidden(fluent)
+    if alone != fluent:
+        changes.append((" ".join(fluent), " ".join(alone), "the rest hidden: only what was named"))
+        fluent = alone
     result = " ".join(fluent)
     result = re.sub(r"\s+,", ",", result).strip(" ,")
     return CorrectionResult(result, changes)
