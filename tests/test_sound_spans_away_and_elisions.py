@@ -158,3 +158,22 @@ def test_do_one_thing_leads_into_the_request() -> None:
     con.say("axial minus 20")
     assert con.say("Do one thing, same for coronal also.") == [
         ("IV.SHOW_MOVE", {"coronal": "-20"})]
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("include the middle lobe and the lower one, of the right side",
+     "include the right middle lobe and the right lower lobe"),
+    ("add the upper lobe and the lower lobe on the left side",
+     "add the left upper lobe and the left lower lobe"),
+    ("show the middle lobe and the lower lobe from the right view",
+     "show the middle lobe and the lower lobe from the right view")])
+def test_a_side_said_after_a_list_of_lobes_is_each_ones(said: str, meant: str) -> None:
+    assert normalize(said) == meant
+
+
+def test_off_it_alone_hides_the_display_last_used() -> None:
+    con = Console()
+    con.say("show the patient info")
+    assert con.say("off it") == [("IR.HIDE", {})]
+    con.say("show the 3d model")
+    assert con.say("off it") == [("AR.REMOVE", {})]

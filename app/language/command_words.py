@@ -242,6 +242,9 @@ def sounds_like_command(text: str) -> bool:
             break
     if not toks or toks[0] in _NOT_IMPERATIVE or toks[0] in _EMPTY_WORDS:
         return False
+    core = [t for t in toks if t not in ("please", "now")]
+    if len(core) == 2 and "off" in core and set(core) - {"off"} <= _DISPLAY_PRONOUNS:
+        return True  # "off it", "that off": a pronoun and the particle alone
     rest = toks[1:]
     if rest and rest[0] in _PEOPLE - {"them"}:
         return False  # "hand me the vessel loop", "give us a minute"

@@ -378,6 +378,20 @@ _SIDE_AFTER = re.compile(r"\b((?:right|left) )?(upper|middle|lower) (lobes?) ?,?
                          r"(right|left)(?: side one| one| side(?! view| views))\b")
 
 
+# ... or after a list of lobes, for all of them ("the middle lobe and the lower one, of the
+# right side")
+_SIDE_AFTER_LIST = re.compile(
+    r"\b(?<!right )(?<!left )((?:upper|middle|lower) (?:lobes?|one)(?: and (?:the )?"
+    r"(?:upper|middle|lower) (?:lobes?|one))+) ?,? (?:of|on|in|from) the (right|left)"
+    r"(?: side| lung| hand side)?\b(?! view)")
+
+
+def _side_over_list(m: re.Match[str]) -> str:
+    side = m.group(2)
+    parts = re.findall(r"(upper|middle|lower) (?:lobes?|one)", m.group(1))
+    return " and ".join(f"the {side} {p} lobe" for p in parts).removeprefix("the ")
+
+
 def _side_first(m: re.Match[str]) -> str:
     if m.group(1):  # a side already said before the lobe: leave the words as they are
         return m.group(0)
@@ -397,6 +411,7 @@ def normalize(text: str) -> str:
     tokens = _signs(tokens)
     out = " ".join(tokens)
     out = re.sub(r"\b3 d\b", "3d", out)  # "three d"
+    out = _SIDE_AFTER_LIST.sub(_side_over_list, out)
     out = _SIDE_AFTER.sub(_side_first, out)
     out = re.sub(r"\s+,", ",", out)
     out = re.sub(r"(,\s*)+", ", ", out).strip(" ,")
