@@ -177,3 +177,13 @@ def test_off_it_alone_hides_the_display_last_used() -> None:
     assert con.say("off it") == [("IR.HIDE", {})]
     con.say("show the 3d model")
     assert con.say("off it") == [("AR.REMOVE", {})]
+
+
+def test_a_named_position_corrects_the_number_not_the_plane() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("zoom in on the coronal")
+    assert con.say("Sagittal to zero... sorry, minimum") == [
+        ("IV.SHOW_MOVE", {"sagittal": "min"})]
+    assert con.say("sagittal to 100, sorry, the middle") == [
+        ("IV.SHOW_MOVE", {"sagittal": "middle"})]

@@ -35,6 +35,7 @@ from app.language.vocabulary import (
     IV_STRONG,
     LOBE_POS,
     MOVE_VERBS,
+    NAMED_POS,
     ONLY_WORDS,
     PLANE_WORDS,
     REPEAT_COUNTS,
@@ -112,7 +113,8 @@ def _english_no_and_sorry(tokens: list[str]) -> list[str]:
 
 def _kinds(tokens: list[str]) -> set[str]:
     """What sort of value the words are (a number replaces a number, a side a side)."""
-    return {"num" if _is_num(t) else "dir" if t in DIRECTIONS else "field" if t in FIELD_WORDS
+    return {"num" if _is_num(t) or t in NAMED_POS else "dir" if t in DIRECTIONS
+            else "field" if t in FIELD_WORDS
             else "plane" if t in PLANE_WORDS else "structure" if t in STRUCT_WORDS
             or t in ("lobe", "lung") else "word"
             for t in tokens if t not in ("the", "a", "an")}
