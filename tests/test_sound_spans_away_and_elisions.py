@@ -187,3 +187,21 @@ def test_a_named_position_corrects_the_number_not_the_plane() -> None:
         ("IV.SHOW_MOVE", {"sagittal": "min"})]
     assert con.say("sagittal to 100, sorry, the middle") == [
         ("IV.SHOW_MOVE", {"sagittal": "middle"})]
+
+
+@pytest.mark.parametrize("said", [
+    "That's the right main bronchus. You take it from behind, posterior first",
+    "We'll leave the middle lobe, it's fine, just the upper lobe today"])
+def test_the_plan_and_orders_to_the_assistant_change_nothing(said: str) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    before = con.snap
+    assert con.say(said) == []
+    assert con.snap == before
+
+
+def test_asking_the_console_to_take_it_from_a_side_is_a_view() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("can you take it from the posterior view") == [
+        ("AR.SHOW", {"view": "posterior"})]
