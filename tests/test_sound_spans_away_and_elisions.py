@@ -205,3 +205,12 @@ def test_asking_the_console_to_take_it_from_a_side_is_a_view() -> None:
     con.say("show the 3d model")
     assert con.say("can you take it from the posterior view") == [
         ("AR.SHOW", {"view": "posterior"})]
+
+
+def test_the_middle_of_a_lobe_name_is_no_slice_value_in_a_correction() -> None:
+    con = Console()
+    con.say("show the lungs model")
+    con.say("add the right middle lobe and the right lower lobe")
+    assert con.say("actually, make it the right lung only") == [
+        ("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
+                                    "right_upper_lobe"]})]

@@ -113,7 +113,9 @@ def _english_no_and_sorry(tokens: list[str]) -> list[str]:
 
 def _kinds(tokens: list[str]) -> set[str]:
     """What sort of value the words are (a number replaces a number, a side a side)."""
-    return {"num" if _is_num(t) or t in NAMED_POS else "dir" if t in DIRECTIONS
+    lobe = bool({"lobe", "lobes"} & set(tokens))  # "the right middle lobe" is no slice
+    return {"num" if _is_num(t) or t in NAMED_POS and not (lobe and t == "middle")
+            else "dir" if t in DIRECTIONS
             else "field" if t in FIELD_WORDS
             else "plane" if t in PLANE_WORDS else "structure" if t in STRUCT_WORDS
             or t in ("lobe", "lung") else "word"
