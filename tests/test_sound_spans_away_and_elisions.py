@@ -116,7 +116,8 @@ def test_ordinary_words_before_an_amount_may_be_a_plane_heard_wrong() -> None:
 
 @pytest.mark.parametrize("said, meant", [
     ("axial 40, not 50", "axial 40"), ("show the coronal, not the axial", "show the coronal"),
-    ("show the nodules, not the airway", "show the nodules, not the airway")])
+    ("show the nodules, not the airway", "show the nodules"),
+    ("show the nodules, not the left lower lobe", "show the nodules, not the left lower lobe")])
 def test_a_value_then_not_another_of_its_kind_keeps_the_first(said: str, meant: str) -> None:
     assert correct(said).text == meant
 

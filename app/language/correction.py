@@ -446,7 +446,10 @@ def _repair_disfluencies(tokens: list[str]) -> list[str]:
             said = [t for t in out if t not in (",", "the", "sorry", "pardon")]
             if k < len(tokens) and said and (
                     _NUM_RE.match(said[-1]) and _NUM_RE.match(tokens[k]) or
-                    _same_slot(said[-1], tokens[k]) and said[-1] != tokens[k]):
+                    _same_slot(said[-1], tokens[k]) and said[-1] != tokens[k] or
+                    # "show the nodules, not the airway": one structure, not another
+                    said[-1] in STRUCT_WORDS and tokens[k] in STRUCT_WORDS and
+                    said[-1] != tokens[k] and tokens[k + 1:k + 2] in ([], [","], ["please"])):
                 i = k + 1
                 continue
         if out and tok == out[-1] and tok not in _REPEAT_MEANS and tok != "," and \
