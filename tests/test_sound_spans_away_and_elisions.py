@@ -16,7 +16,6 @@ from tests.test_lexicon import Console
     ("zoom in on sad jittal", "zoom in on sagittal"),
     ("row tate up", "rotate up"),
     ("accial to minimum", "axial to minimum"),
-    ("show fizzical and pft info", "show physical and pft info"),
     ("hidethe patientinfo", "hide the patient info"),
 ])
 def test_words_that_sound_like_a_console_term_are_read_as_it(heard: str, meant: str) -> None:
@@ -24,7 +23,9 @@ def test_words_that_sound_like_a_console_term_are_read_as_it(heard: str, meant: 
 
 
 @pytest.mark.parametrize("said", [
-    "the patient had a sad day", "the actual plan is fine", "upright",
+    "the patient had a sad day", "the actual plan is fine", "upright", "superb", "superb view",
+    "initially show the ct", "the needles please", "it slides down", "it can tear", "downright",
+    "leftover", "show the medial segment",
     "spin it vertic uh horizontally", "is it all there"])
 def test_ordinary_words_and_false_starts_are_left_as_said(said: str) -> None:
     assert correct(said).changes == [] or "stutter" in correct(said).changes[0][2]
@@ -129,12 +130,13 @@ def test_a_sorry_after_a_number_takes_the_number_back() -> None:
         ("IV.SHOW_MOVE", {"sagittal": 180})]
 
 
-def test_go_on_alone_goes_on_with_the_last_move() -> None:
+def test_go_on_is_encouragement_not_a_repeat() -> None:
     con = Console()
     con.say("show the ct")
     con.say("sagittal left 10")
-    assert con.say("go on") == [("IV.SHOW_MOVE", {"sagittal": "-10"})]
-    assert con.snap["iv"]["pos"]["sagittal"] == 236
+    for said in ("go on", "ok go on", "go on then"):
+        assert con.say(said) == []
+    assert con.snap["iv"]["pos"]["sagittal"] == 246
 
 
 def test_hiding_the_rest_after_naming_some_shows_only_those() -> None:
@@ -215,3 +217,27 @@ def test_the_middle_of_a_lobe_name_is_no_slice_value_in_a_correction() -> None:
     assert con.say("actually, make it the right lung only") == [
         ("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe",
                                     "right_upper_lobe"]})]
+
+
+@pytest.mark.parametrize("said", [
+    "keep away from the bronchus", "stay away from the lower lobe",
+    "one centimetre away from the nodule", "careful, away from the bronchus",
+    "remove all the overlays except the CT", "don't hide the airway, hide the others",
+    "hide the airway and remove the others", "Danke Anna, hide the model"])
+def test_talk_and_exceptions_near_the_new_readings_change_nothing(said: str) -> None:
+    con = Console()
+    con.say("show the ct and the 3d model")
+    con.say("show the airway")
+    before = con.snap
+    assert con.say(said) == []
+    assert con.snap == before
+
+
+def test_no_left_middle_lobe_is_made_up_from_a_side_after_a_list() -> None:
+    said = "show the middle lobe and the lower one, of the left side"
+    assert normalize(said) == said
+
+
+def test_zooming_and_hiding_the_rest_does_both() -> None:
+    assert correct("zoom in on the nodule and hide the rest").text == \
+        "zoom in on the nodule and hide the rest"

@@ -114,7 +114,8 @@ class Clause:
                 if not u and t not in FILLER and t != "," and not _MANNER_ADVERB.match(t)
                 and not (t == "both" and self.toks[k + 1:k + 2] and
                          self.toks[k + 1] in _BOTH_VERBS)
-                and not (t in _EVERY_DISPLAY and _dominant_agent(self.toks) is not None)]
+                and not (t in _EVERY_DISPLAY and _dominant_agent(self.toks) is not None
+                         and _exception_at(self.toks) is None)]
 
 
 # Adverbs of manner by their shape ("carefully", "gradually", "slowly", "gently", "steadily");
@@ -432,7 +433,8 @@ def clause_intent(c: Clause) -> str:
                         r"have)\b|\bno (longer )?need (for|of)\b|\bnot (needed|required|"
                         r"necessary|wanted)\b|\bno longer (want|need)\b", text)
     # "the model away", "away with the chart": "away" with no verb of its own is a removal
-    away = "away" in s and not s & (SHOW_VERBS | set(_MOVE_VERBS) | ROTATE_VERBS) and \
+    away = "away" in s and not s & (SHOW_VERBS | set(_MOVE_VERBS) | ROTATE_VERBS | {
+        "keep", "stay", "careful", "far"}) and " away from " not in f" {text} " and \
         not any(t in DIRECTIONS and w[k + 1:k + 2] not in _A_SIDE_OF for k, t in enumerate(w))
     if "clear" in s and all(k and w[k - 1] in _BEFORE_AN_ADJECTIVE
                             for k, t in enumerate(w) if t == "clear"):

@@ -190,8 +190,6 @@ def _is_repeat(tokens: list[str]) -> bool:
         tokens = tokens[tokens.index(",") + 1:]  # "sumimasen, again", "encore, again"
     while len(tokens) > 1 and tokens[0] in _OPENER_WORDS and tokens[0] not in REPEAT_WORDS:
         tokens = tokens[1:]  # "und again"
-    if tuple(t for t in tokens if t not in (",", "please", "then")) in _REPEAT_ALONE:
-        return True  # "go on", "carry on": said alone
     core = [t for t in tokens if t not in FILLER and t != ","]
     if not core:
         return bool({"again", "same"} & set(tokens))
@@ -201,7 +199,6 @@ def _is_repeat(tokens: list[str]) -> bool:
 
 
 _OPENER_WORDS = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
-_REPEAT_ALONE = frozenset(tuple(p.split()) for p in language_words("repeat_alone"))
 
 
 class GrammarTier:

@@ -38,9 +38,9 @@ from app.language.sound_spans import (
     FILLERS,
     SHORTHAND_NEXT,
     commandish,
+    heard_plane,
     known_said,
     sound_spans,
-    sounds_like_term,
     two_words,
 )
 from app.language.vocabulary import (
@@ -482,14 +482,19 @@ def rest_hidden(tokens: list[str]) -> list[str]:
     cut = max(k for k, t in enumerate(tokens) if t in (",", "and"))
     tail, head = tokens[cut + 1:], tokens[:cut]
     if not tail or not set(tail) & _REST_NOUNS or not all(t in _REST_PART for t in tail) or \
-            not (set(tail) & (HIDE_VERBS | {"need", "nothing"})) or not set(head) & _NAMED_THINGS:
-        return tokens
+            not (set(tail) & (HIDE_VERBS | {"need", "nothing"})) or \
+            not set(head) & _NAMED_THINGS or set(head) & _NOT_A_SHOW:
+        return tokens  # ("don't hide the airway, hide the others", "zoom in … hide the rest")
     if set(head) & (ONLY_WORDS | {"only", "just"}):
         return head
     return ["only", *head] if head[:1] not in (["show"], ["display"]) else [
         head[0], "only", *head[1:]]
 
 
+# A part before "the others" that does more than show ("hide the airway and remove the
+# others", "zoom in on the nodule and hide the rest") or says "not" is no "only".
+_NOT_A_SHOW = HIDE_VERBS | {"not", "no", "dont", "zoom", "rotate", "turn", "spin", "move", "go",
+                            "reset", "except", "but"}
 # What "only" picks here: structures and fields (not verbs: "zoom in and remove the others"
 # is no "only zoom in"; not whole displays, whose "only" the grammar reads on its own)
 _NAMED_THINGS = (frozenset(STRUCT_WORDS) | frozenset(FIELD_WORDS) | {
@@ -543,9 +548,8 @@ def correct(text: str, lexicon: Lexicon | None = None,
             continue
         cand = _in_a_name(tok, out[i - 1] if i else "", tokens[i + 1] if i + 1 < len(
             tokens) else "", lex) or _fuzzy(tok, lex)
-        if cand is None and len(tok) >= 6 and tok.isalpha() and commandish(out, i) and \
-                tok not in known_said() and not set(tokens[i + 1:i + 2]) & FILLERS:
-            cand = sounds_like_term(tok)  # "accial", "fizzical"
+        if cand is None and len(tok) >= 5 and tok.isalpha() and tok not in known_said():
+            cand = heard_plane(tok, tokens[i + 1:i + 4])  # "accial to minimum"
         if cand is not None:
             changes.append((tok, cand, "close in spelling and sound"))
             out[i] = cand

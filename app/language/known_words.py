@@ -114,9 +114,9 @@ def _edge(seg: list[str], fillers: frozenset[str]) -> bool | None:
     """True: the words may be set aside (one at least is foreign); False: fillers only
     (passed over); None: the edge is part of what was said."""
     kinds = [_foreign(w, fillers) for w in seg]
-    if True in kinds and not all(k is not None or _a_name(w) for w, k in zip(seg, kinds,
-                                                                           strict=True)):
-        return None
+    if True in kinds and not all(k is not None or j == 0 and _a_name(w)
+                                 for j, (w, k) in enumerate(zip(seg, kinds, strict=True))):
+        return None  # a name after the foreign word is called ("Danke Anna, …")
     if True in kinds:
         # "Un attimo": a word spelled like a given name beside one the language does not
         # know is the speaker's own word, not someone called ("Pieter" alone stays a name)

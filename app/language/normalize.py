@@ -389,6 +389,8 @@ _SIDE_AFTER_LIST = re.compile(
 def _side_over_list(m: re.Match[str]) -> str:
     side = m.group(2)
     parts = re.findall(r"(upper|middle|lower) (?:lobes?|one)", m.group(1))
+    if side == "left" and "middle" in parts:
+        return m.group(0)  # there is no left middle lobe: left as said, for the grammar to ask
     return " and ".join(f"the {side} {p} lobe" for p in parts).removeprefix("the ")
 
 

@@ -44,6 +44,9 @@ def known_said() -> frozenset[str]:
     return known_words()
 
 
+_SIDES = frozenset({"left", "right", "down", "over", "back", "front", "top", "side", "out"})
+
+
 def two_words(tok: str) -> tuple[str, str] | None:
     """An unknown token that is two words of the console's language run together, one of
     them a console word ("hidethe" → hide the, "patientinfo" → patient info)."""
@@ -53,15 +56,18 @@ def two_words(tok: str) -> tuple[str, str] | None:
     for k in sorted(range(2, len(tok) - 1), key=lambda k: -min(k, len(tok) - k)):
         left, right = tok[:k], tok[k:]
         if left in said and right in said and (left in DOMAIN_WORDS or right in DOMAIN_WORDS) \
-                and min(len(left), len(right)) >= 3:
-            return left, right
+                and min(len(left), len(right)) >= 3 and not {left, right} & _SIDES:
+            return left, right  # ("downright", "leftover" are words of their own)
     return None
 
 
-# Console words a recogniser writes as other words that sound alike ("sad jittal", "and
-# tier ear", "accial"): long enough that a match of sound and spelling is no accident.
-_SOUND_TARGETS = tuple((w, jellyfish.metaphone(w)) for w in sorted(DOMAIN_WORDS)
-                       if len(w) >= 5 and w.isalpha())
+# Console terms a recogniser writes as other words that sound alike ("sad jittal", "row
+# tate"): long, distinctive terms only. Words of ordinary speech lie too near the rest
+# ("superb" ~ superior, "initially" ~ initialise, "needles" ~ nodules, "can tear" ~ centre).
+_PLANES = frozenset({"axial", "coronal", "sagittal"})
+_DISTINCT = _PLANES | {"rotate", "anterior", "posterior", "inferior", "horizontal", "vertical",
+                       "trachea", "bronchus"}
+_SOUND_TARGETS = tuple((w, jellyfish.metaphone(w)) for w in sorted(_DISTINCT))
 
 
 def sounds_like_term(said: str) -> str | None:
@@ -81,7 +87,20 @@ def sounds_like_term(said: str) -> str | None:
     return best[1] if best else None
 
 
-_PLANES = frozenset({"axial", "coronal", "sagittal"})
+def before_amount(after: list[str]) -> bool:
+    """Do the words after a word start the amount a plane takes ("200", "plus 40", "to the
+    minimum")?"""
+    nxt = after[1:2] if after[:1] == ["to"] else after[:1]
+    if nxt == ["the"]:
+        nxt = after[2:3]
+    return bool(nxt) and bool(_NUM_RE.match(nxt[0]) or nxt[0] in SHORTHAND_NEXT)
+
+
+def heard_plane(tok: str, after: list[str]) -> str | None:
+    """The plane one unknown word stands for right before its amount ("accial to minimum"),
+    else None: elsewhere a word of ordinary speech may sound like any console term."""
+    hit = sounds_like_term(tok) if before_amount(after) else None
+    return hit if hit in _PLANES else None
 
 
 def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
@@ -102,9 +121,7 @@ def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
                     not commandish(out, i):
                 continue
             # ordinary words all ("sad it all") only where a plane goes: before its amount
-            before_amount = out[i + n:i + n + 1] and (
-                _NUM_RE.match(out[i + n]) or out[i + n] in SHORTHAND_NEXT)
-            if all(t in said for t in span) and not before_amount:
+            if all(t in said for t in span) and not before_amount(out[i + n:i + n + 3]):
                 continue
             hit = sounds_like_term("".join(span))
             if hit is not None and (hit in _PLANES or not all(t in said for t in span)):
