@@ -11,11 +11,11 @@ from app.agents.grammar_clauses import _has_head, _only_directions
 from app.agents.grammar_phrases import canonical
 from app.agents.lexicon import (
     GrammarTier,
-    _is_repeat,
     _move_kinds,
     _reversed,
     _same_steps,
 )
+from app.agents.repeat_words import _is_repeat
 from app.agents.token_shapes import (
     _DISPLAY_NOUN_AGENT,
     _DISPLAY_TOO_FILL,

@@ -34,15 +34,12 @@ from app.agents.context_reads import (
 )
 from app.agents.grammar_clauses import ACCEPT, _has_head, _is_num
 from app.agents.lexicon import (
-    _MORE_WORDS,
     Analysis,
     GrammarTier,
     Reading,
-    _is_repeat,
-    _repeat_times,
-    _times_of,
 )
 from app.agents.particles_and_remarks import _complaint_request, _is_statement, _with_referent
+from app.agents.repeat_words import _MORE_WORDS, _is_repeat, _repeat_times, _times_of
 from app.agents.token_shapes import (
     _agent_repeat,
     _drop_asides,

@@ -29,7 +29,6 @@ Decisions taken where DESIGN §4 is silent (documented here, tested in tests/tes
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -42,7 +41,6 @@ from app.agents.grammar_ar import (
     decide_ar,
 )
 from app.agents.grammar_clauses import (
-    _TIMES_RE,
     _UNFAMILIAR_CONF,
     ACCEPT,
     Clause,
@@ -66,6 +64,7 @@ from app.agents.grammar_phrases import (
     canonical,
 )
 from app.agents.plan_words import plan_phrase
+from app.agents.repeat_words import _times_of
 from app.agents.token_shapes import (
     _BARE_DIRECTION,
     _NESTING,
@@ -74,7 +73,6 @@ from app.agents.token_shapes import (
 from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.core.vocab import IR_ALL_FIELDS, IV_DEFAULT_STEP
-from app.language import words as language_words
 from app.language.command_words import has_domain_content
 from app.language.normalize import tokens_of
 from app.language.vocabulary import (
@@ -85,8 +83,6 @@ from app.language.vocabulary import (
     NAMED_POS,
     OP_WORDS,
     QUESTION_WORDS,
-    REPEAT_COUNTS,
-    REPEAT_WORDS,
     SHOW_VERBS,
     VOCABULARY,
 )
@@ -168,37 +164,6 @@ def _state_agent(state: ConsoleState, intent: str) -> str | None:
     return None
 
 
-_MORE_WORDS = {"more", "another", "further", "again"}
-
-
-def _repeat_times(tokens: list[str]) -> str | None:
-    """The count word of a counted repeat ("twice more", "three times again", "do that
-    twice"), or None: the repeat words with one count and nothing else."""
-    core = " ".join(t for t in tokens if t not in FILLER and t != ",")
-    core = re.sub(r"\b(\d+) times\b", r"\1x", core).split()  # "3 times more" → "3x more"
-    counts = [t for t in core if t in REPEAT_COUNTS and t != "once" or _TIMES_RE.match(t)]
-    if len(counts) != 1:
-        return None
-    rest = [t for t in core if t != counts[0]]
-    if not rest:  # "do that twice", "same again twice": a pro-form names the last command
-        return counts[0] if {"that", "it", "this", "same"} & set(tokens) else None
-    return counts[0] if _is_repeat(rest) else None
-
-
-def _is_repeat(tokens: list[str]) -> bool:
-    if "," in tokens and all(t in _OPENER_WORDS for t in tokens[:tokens.index(",")]):
-        tokens = tokens[tokens.index(",") + 1:]  # "sumimasen, again", "encore, again"
-    while len(tokens) > 1 and tokens[0] in _OPENER_WORDS and tokens[0] not in REPEAT_WORDS:
-        tokens = tokens[1:]  # "und again"
-    core = [t for t in tokens if t not in FILLER and t != ","]
-    if not core:
-        return bool({"again", "same"} & set(tokens))
-    return all(t in REPEAT_WORDS | {"once", "time", "1", "bit", "little", "lot", "much",
-                                    "please", "one", "do", "it", "that", "going", "even",
-                                    "slightly", "a", "but", "only", "this"} for t in core)
-
-
-_OPENER_WORDS = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
 
 
 class GrammarTier:
@@ -531,14 +496,6 @@ def _made_up(steps: list[Step], before: list[Step]) -> list[Step]:
                 v, str) and v[:1] in "+-" else v for k, v in st.params.items()})
         out.append(st)
     return out
-
-
-def _times_of(word: str | None) -> int:
-    """2 for "twice", 3 for "3x"; 1 for no count word."""
-    if word is None:
-        return 1
-    m = _TIMES_RE.match(word)
-    return int(m.group(1) or m.group(2)) if m else REPEAT_COUNTS.get(word, 1)
 
 
 def _times_over(steps: list[Step], times: int) -> list[Step]:
