@@ -192,17 +192,6 @@ def test_a_named_position_corrects_the_number_not_the_plane() -> None:
         ("IV.SHOW_MOVE", {"sagittal": "middle"})]
 
 
-@pytest.mark.parametrize("said", [
-    "That's the right main bronchus. You take it from behind, posterior first",
-    "We'll leave the middle lobe, it's fine, just the upper lobe today"])
-def test_the_plan_and_orders_to_the_assistant_change_nothing(said: str) -> None:
-    con = Console()
-    con.say("show the 3d model")
-    before = con.snap
-    assert con.say(said) == []
-    assert con.snap == before
-
-
 def test_asking_the_console_to_take_it_from_a_side_is_a_view() -> None:
     con = Console()
     con.say("show the 3d model")
@@ -219,15 +208,24 @@ def test_the_middle_of_a_lobe_name_is_no_slice_value_in_a_correction() -> None:
                                     "right_upper_lobe"]})]
 
 
-@pytest.mark.parametrize("said", [
-    "keep away from the bronchus", "stay away from the lower lobe",
-    "one centimetre away from the nodule", "careful, away from the bronchus",
-    "remove all the overlays except the CT", "don't hide the airway, hide the others",
-    "hide the airway and remove the others", "Danke Anna, hide the model"])
-def test_talk_and_exceptions_near_the_new_readings_change_nothing(said: str) -> None:
+_MODEL_AND_AIRWAY = ("show the ct and the 3d model", "show the airway")
+
+
+@pytest.mark.parametrize("setup, said", [
+    (("show the 3d model",),
+     "That's the right main bronchus. You take it from behind, posterior first"),
+    (("show the 3d model",),
+     "We'll leave the middle lobe, it's fine, just the upper lobe today"),
+    *((_MODEL_AND_AIRWAY, said) for said in [
+        "keep away from the bronchus", "stay away from the lower lobe",
+        "one centimetre away from the nodule", "careful, away from the bronchus",
+        "remove all the overlays except the CT", "don't hide the airway, hide the others",
+        "hide the airway and remove the others", "Danke Anna, hide the model"])])
+def test_the_plan_orders_to_others_and_exceptions_change_nothing(
+        setup: tuple[str, ...], said: str) -> None:
     con = Console()
-    con.say("show the ct and the 3d model")
-    con.say("show the airway")
+    for s in setup:
+        con.say(s)
     before = con.snap
     assert con.say(said) == []
     assert con.snap == before

@@ -38,21 +38,21 @@ def commandish(toks: list[str], i: int) -> bool:
     return any(t in strong or _NUM_RE.match(t) for t in others)
 
 
+_SIDES = frozenset({"left", "right", "down", "over", "back", "front", "top", "side", "out"})
+
+
 def known_said() -> frozenset[str]:
+    """Every word of the console's language (imported late: known_words reads the
+    sound-alike table, whose scorer imports the corrector that imports this module)."""
     from app.language.known_words import known_words
 
     return known_words()
 
 
-_SIDES = frozenset({"left", "right", "down", "over", "back", "front", "top", "side", "out"})
-
-
 def two_words(tok: str) -> tuple[str, str] | None:
     """An unknown token that is two words of the console's language run together, one of
     them a console word ("hidethe" → hide the, "patientinfo" → patient info)."""
-    from app.language.known_words import known_words
-
-    said = known_words()
+    said = known_said()
     for k in sorted(range(2, len(tok) - 1), key=lambda k: -min(k, len(tok) - k)):
         left, right = tok[:k], tok[k:]
         if left in said and right in said and (left in DOMAIN_WORDS or right in DOMAIN_WORDS) \
@@ -107,9 +107,7 @@ def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
                 changes: list[tuple[str, str, str]]) -> list[str]:
     """Two or three words that together sound like one console term, at least one of them
     no word of the console's language, in a sentence that reads as a command."""
-    from app.language.known_words import known_words
-
-    said = known_words()
+    said = known_said()
     out = list(tokens)
     i = 0
     while i < len(out):
