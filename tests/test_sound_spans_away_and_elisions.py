@@ -239,3 +239,31 @@ def test_no_left_middle_lobe_is_made_up_from_a_side_after_a_list() -> None:
 def test_zooming_and_hiding_the_rest_does_both() -> None:
     assert correct("zoom in on the nodule and hide the rest").text == \
         "zoom in on the nodule and hide the rest"
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("the fissure's pretty incomplete here", "the fissure is pretty incomplete here"),
+    ("the model's too small", "the model is too small"),
+    ("the nodule's been marked", "the nodule has been marked"),
+    ("show the patient's age", "show the patient age"),
+])
+def test_s_before_a_degree_word_or_participle_is_a_verb_else_a_possessive(
+        said: str, meant: str) -> None:
+    assert normalize(said) == meant
+
+
+@pytest.mark.parametrize("said, step", [
+    ("the fissure's pretty incomplete here, let's have the 3D reconstruction", "AR.SHOW"),
+    ("the fissure is incomplete here, can we have the CT", "IV.SHOW_MOVE"),
+])
+def test_a_remark_before_a_framed_request_is_set_aside(said: str, step: str) -> None:
+    con = Console()
+    assert [a for a, _ in con.say(said)] == [step]
+
+
+def test_a_remark_before_a_frame_with_nothing_of_ours_changes_nothing() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    before = con.snap
+    assert con.say("the nodule is small, let us leave it") == []
+    assert con.snap == before

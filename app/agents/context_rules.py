@@ -50,7 +50,9 @@ from app.agents.token_shapes import (
     _readd_pronoun,
     _side_one,
 )
+from app.language import matches as language_matches
 from app.language import words as language_words
+from app.language.command_words import has_domain_content
 from app.language.vocabulary import _APPROXIMATORS, DIRECTIONS, FILLER, LOBE_POS, MOVE_VERBS, SIDES
 
 # Discourse markers ("nah, the other way") say nothing the amount and reversal rules read;
@@ -308,6 +310,12 @@ def complaint(lx: GrammarTier, r: Reading) -> bool:
     return _read_as(r, _complaint_request(r.tokens) if r.repeat_of is None else None)
 
 
+def _framed_request(toks: list[str]) -> bool:
+    """"let us have the 3D model", "can we get the CT": a request frame, then console words."""
+    end = max((e for b, e in language_matches(toks, "request_leads") if b == 0), default=0)
+    return 0 < end < len(toks) and has_domain_content(" ".join(toks[end:]))
+
+
 def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
     """"that view is perfect, now zoom in": a remark before the request is no part of it; a
     remark alone is kept and marked (the grammar does not act on it alone)."""
@@ -321,8 +329,8 @@ def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
         rest = tokens[cut + 1:]
         while rest and rest[0] == ",":
             rest = rest[1:]
-        if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS)) and \
-                not _is_statement(rest) and "than" not in rest:  # "bigger than I thought"
+        if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS) or _framed_request(rest)) \
+                and not _is_statement(rest) and "than" not in rest:  # "bigger than I thought"
             r.tokens, r.statement = _with_referent(rest, tokens[:cut]), False
             return True
     return False
