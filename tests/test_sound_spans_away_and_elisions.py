@@ -267,3 +267,14 @@ def test_a_remark_before_a_frame_with_nothing_of_ours_changes_nothing() -> None:
     before = con.snap
     assert con.say("the nodule is small, let us leave it") == []
     assert con.snap == before
+
+
+@pytest.mark.parametrize("said", ["give me anterior retraction", "anterior traction please",
+                                  "more suction on the left"])
+def test_words_of_other_talk_are_not_corrected_into_console_words(said: str) -> None:
+    assert correct(said).text == said
+    con = Console()
+    con.say("show the 3d model")
+    before = con.snap
+    assert con.say(said) == []
+    assert con.snap == before

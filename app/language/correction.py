@@ -34,6 +34,7 @@ from app.language.normalize import (
     normalize,
     tokens_of,
 )
+from app.language.scope import other_talk_word
 from app.language.sound_spans import (
     FILLERS,
     SHORTHAND_NEXT,
@@ -544,7 +545,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
                 out[i] = meant
             continue
         if tok in lex or tok in PROTECTED_WORDS or tok in protected or tok == "," or \
-                _NUM_RE.match(tok):
+                _NUM_RE.match(tok) or other_talk_word(tok):
             continue
         cand = _in_a_name(tok, out[i - 1] if i else "", tokens[i + 1] if i + 1 < len(
             tokens) else "", lex) or _fuzzy(tok, lex)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +76,10 @@ def scope() -> Scope:
                 chatter + more_chatter
     return Scope(tuple(classes), re.compile("|".join(rescue)),
                  re.compile(rf"\b(?:{'|'.join(chatter)})\b"))
+
+
+@lru_cache(maxsize=4096)
+def other_talk_word(word: str) -> bool:
+    """Is the word by itself one an out-of-scope class names ("retraction", "suction")? It is
+    a word of its own then, not a console word misheard, and the corrector leaves it as said."""
+    return any(c.pattern.fullmatch(word) for c in scope().classes)
