@@ -118,7 +118,7 @@ def test_ordinary_words_before_an_amount_may_be_a_plane_heard_wrong() -> None:
 @pytest.mark.parametrize("said, meant", [
     ("axial 40, not 50", "axial 40"), ("show the coronal, not the axial", "show the coronal"),
     ("show the nodules, not the airway", "show the nodules"),
-    ("show the nodules, not the left lower lobe", "show the nodules, not the left lower lobe")])
+    ("show the nodules, not the left lower lobe", "show the nodules")])
 def test_a_value_then_not_another_of_its_kind_keeps_the_first(said: str, meant: str) -> None:
     assert correct(said).text == meant
 
@@ -278,3 +278,30 @@ def test_words_of_other_talk_are_not_corrected_into_console_words(said: str) -> 
     before = con.snap
     assert con.say(said) == []
     assert con.snap == before
+
+
+@pytest.mark.parametrize("said, shown", [
+    ("show the nodules, not the left lower lobe", ["lung_nodules"]),
+    ("add the right lower lobe, not the right middle lobe", ["right_lower_lobe"]),
+    ("show the left lung, not the right lung", ["left_lower_lobe", "left_upper_lobe"]),
+])
+def test_a_lobe_refused_after_a_structure_is_not_added(said: str, shown: list[str]) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say(said) == [("AR.SHOW", {"structures": shown, "op": "add"})]
+
+
+@pytest.mark.parametrize("said", ["is the airway clear", "are the views clear"])
+def test_clear_in_a_question_about_a_state_removes_nothing(said: str) -> None:
+    con = Console()
+    con.say("show the ct and the 3d model")
+    before = con.snap
+    assert con.say(said) == []
+    assert con.snap == before
+
+
+def test_clear_at_the_start_of_a_request_still_removes() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("clear the airway") == [
+        ("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]

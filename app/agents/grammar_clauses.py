@@ -396,7 +396,8 @@ def _verb_of(c: Clause, generic_only: bool = False) -> list[str]:
 
 _BEFORE_AN_ADJECTIVE = {"very", "so", "quite", "pretty", "really", "is", "are", "was", "were",
                         "looks", "look", "seems", "nice", "crystal", "more", "less", "too",
-                        "not", "be", "fairly", "nicely", "perfectly"}
+                        "not", "be", "fairly", "nicely", "perfectly", "a", "an"}
+_COPULAS = {"is", "are", "was", "were"}  # a question about a state ("is the airway clear")
 _A_SIDE_OF = (["lower"], ["upper"], ["middle"], ["lobe"], ["lung"], ["lungs"], ["one"])
 
 
@@ -436,9 +437,10 @@ def clause_intent(c: Clause) -> str:
     away = "away" in s and not s & (SHOW_VERBS | set(_MOVE_VERBS) | ROTATE_VERBS | {
         "keep", "stay", "careful", "far"}) and " away from " not in f" {text} " and \
         not any(t in DIRECTIONS and w[k + 1:k + 2] not in _A_SIDE_OF for k, t in enumerate(w))
-    if "clear" in s and all(k and w[k - 1] in _BEFORE_AN_ADJECTIVE
-                            for k, t in enumerate(w) if t == "clear"):
-        hide_words = hide_words - {"clear"}  # "very clear today", "the view is clear"
+    if "clear" in s and (w[0] in _COPULAS or all(k and w[k - 1] in _BEFORE_AN_ADJECTIVE
+                                                 for k, t in enumerate(w) if t == "clear")):
+        # "very clear today", "the view is clear", "a clear view", "is the airway clear"
+        hide_words = hide_words - {"clear"}
     if s & hide_words or negated or away or (
             "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
             re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"

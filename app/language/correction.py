@@ -47,7 +47,9 @@ from app.language.sound_spans import (
 from app.language.vocabulary import (
     FIELD_WORDS,
     HIDE_VERBS,
+    LOBE_POS,
     ONLY_WORDS,
+    SIDES,
     STRUCT_WORDS,
     VOCABULARY,
     singular,
@@ -426,6 +428,20 @@ def _restarted(before: list[str], after: list[str]) -> int:
     return 0
 
 
+_LOBE_NOUNS = frozenset({"lobe", "lobes", "lung", "lungs"})
+
+
+def _lobe_phrase_end(tokens: list[str], k: int) -> int:
+    """The end of a lobe or lung named from ``k`` ("left lower lobe", "right lung", "lower
+    lobe"), or 0."""
+    j = k
+    if j < len(tokens) and tokens[j] in SIDES:
+        j += 1
+    if j < len(tokens) and tokens[j] in LOBE_POS:
+        j += 1
+    return j + 1 if j > k and j < len(tokens) and tokens[j] in _LOBE_NOUNS else 0
+
+
 def _repair_disfluencies(tokens: list[str]) -> list[str]:
     """Collapse stutters and false starts to the final intent: "go go down uh 15" →
     "go down 15", "coronal uh coronal +40" → "coronal +40", "rotate horizontal uh
@@ -452,6 +468,12 @@ def _repair_disfluencies(tokens: list[str]) -> list[str]:
                     said[-1] in STRUCT_WORDS and tokens[k] in STRUCT_WORDS and
                     said[-1] != tokens[k] and tokens[k + 1:k + 2] in ([], [","], ["please"])):
                 i = k + 1
+                continue
+            end = _lobe_phrase_end(tokens, k)
+            if end and said and (said[-1] in STRUCT_WORDS or said[-1] in _LOBE_NOUNS) and \
+                    tokens[end:end + 1] in ([], [","], ["please"]) and \
+                    tokens[k:end] != said[-(end - k):]:
+                i = end  # "show the nodules, not the left lower lobe"
                 continue
         if out and tok == out[-1] and tok not in _REPEAT_MEANS and tok != "," and \
                 not _NUM_RE.match(tok):
