@@ -219,7 +219,7 @@ _MODEL_AND_AIRWAY = ("show the ct and the 3d model", "show the airway")
     *((_MODEL_AND_AIRWAY, said) for said in [
         "keep away from the bronchus", "stay away from the lower lobe",
         "one centimetre away from the nodule", "careful, away from the bronchus",
-        "remove all the overlays except the CT", "don't hide the airway, hide the others",
+        "don't hide the airway, hide the others",
         "hide the airway and remove the others", "Danke Anna, hide the model"])])
 def test_the_plan_orders_to_others_and_exceptions_change_nothing(
         setup: tuple[str, ...], said: str) -> None:
@@ -305,3 +305,18 @@ def test_clear_at_the_start_of_a_request_still_removes() -> None:
     con.say("show the 3d model")
     assert con.say("clear the airway") == [
         ("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("remove everything except the ct", [("IR.HIDE", {}), ("AR.REMOVE", {})]),
+    ("remove all the overlays except the CT", [("IR.HIDE", {}), ("AR.REMOVE", {})]),
+    ("hide everything, keep only the model", [("IR.HIDE", {}), ("IV.REMOVE", {})]),
+    ("remove everything, leave only the PFT and the diagnosis", [
+        ("IR.SHOW", {"fields": ["diagnosis", "pft"]})]),
+    ("clear it all except the nodules", [("AR.SHOW", {"structures": ["lung_nodules"]})]),
+])
+def test_removing_everything_but_what_is_kept_keeps_it(said: str, steps: list) -> None:
+    con = Console()
+    for s in ("show the patient info", "show the 3d model", "show the ct"):
+        con.say(s)
+    assert con.say(said) == steps

@@ -41,6 +41,7 @@ from app.agents.lexicon import (
 from app.agents.particles_and_remarks import _complaint_request, _is_statement, _with_referent
 from app.agents.repeat_words import _MORE_WORDS, _is_repeat, _repeat_times, _times_of
 from app.agents.token_shapes import (
+    _AGENT_NAMING,
     _agent_repeat,
     _drop_asides,
     _drop_sparing,
@@ -53,7 +54,15 @@ from app.agents.token_shapes import (
 from app.language import matches as language_matches
 from app.language import words as language_words
 from app.language.command_words import has_domain_content
-from app.language.vocabulary import _APPROXIMATORS, DIRECTIONS, FILLER, LOBE_POS, MOVE_VERBS, SIDES
+from app.language.vocabulary import (
+    _APPROXIMATORS,
+    DIRECTIONS,
+    FILLER,
+    HIDE_VERBS,
+    LOBE_POS,
+    MOVE_VERBS,
+    SIDES,
+)
 
 # Discourse markers ("nah, the other way") say nothing the amount and reversal rules read;
 # "right" may be a direction.
@@ -69,6 +78,40 @@ def _read_as(r: Reading, words: list[str] | None) -> bool:
         return False
     r.tokens = words
     return True
+
+
+_EVERYTHING = {"everything", "all"}
+_WHOLE_SCREEN = {"it", "of", "off", "away", "the", "overlays", "overlay", "displays", "panels",
+                 "windows", "things", "stuff", "screen"}
+_KEPT_LEADS = {"except", "but", "leave", "keep", "only", "just", "apart", "from", "other", "than",
+               "save", "for", "and"}
+_DISPLAY_FILL = {"the", "and", "please", "on", "up", "there", "now", "patient", "info", "box"}
+_SAID_AS = {"IR": ["the", "patient", "info"], "IV": ["the", "ct"], "AR": ["the", "3d", "model"]}
+
+
+def all_but_displays(lx: GrammarTier, r: Reading) -> bool:
+    """"remove everything except the CT", "hide it all, leave the model": the other displays
+    go (hiding one that is not shown changes nothing)."""
+    toks = r.tokens
+    cut = next((k for k, t in enumerate(toks) if t in (",", "except", "but")), None)
+    if cut is None or not toks[cut + 1:]:
+        return False
+    head, tail = toks[:cut], [t for t in toks[cut:] if t != ","]
+    if not set(head) & HIDE_VERBS or not set(head) & _EVERYTHING or not all(
+            t in HIDE_VERBS or t in _EVERYTHING or t in FILLER or t in _WHOLE_SCREEN
+            for t in head):
+        return False
+    k = 0
+    while k < len(tail) and tail[k] in _KEPT_LEADS:
+        k += 1
+    kept = {_AGENT_NAMING[t] for t in tail[k:] if t in _AGENT_NAMING}
+    if k == 0 or not kept or not all(t in _AGENT_NAMING or t in _DISPLAY_FILL or t in FILLER
+                                     for t in tail[k:]):
+        return False
+    words: list[str] = ["hide"]
+    for agent in [a for a in ("IR", "IV", "AR") if a not in kept]:
+        words += (["and"] if len(words) > 1 else []) + _SAID_AS[agent]
+    return _read_as(r, words)
 
 
 def swing_on(lx: GrammarTier, r: Reading) -> bool:
@@ -360,6 +403,9 @@ class Rule:
 
 
 CONTEXT_RULES: tuple[Rule, ...] = (
+    Rule("all_but_displays", all_but_displays, ((("show the ct", "show the 3d model"),
+                                                 "remove everything except the ct"),),
+         rewrites=True),
     Rule("swing_on", swing_on, ((("show the 3d model", "tilt it up a touch"), "and down"),),
          rewrites=True),
     Rule("asides", asides, (((), "zoom in on the nodule, which means the vessels are lower"),

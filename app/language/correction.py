@@ -34,6 +34,7 @@ from app.language.normalize import (
     normalize,
     tokens_of,
 )
+from app.language.rest_and_only import only_what_is_kept, rest_hidden
 from app.language.scope import other_talk_word
 from app.language.sound_spans import (
     FILLERS,
@@ -45,10 +46,7 @@ from app.language.sound_spans import (
     two_words,
 )
 from app.language.vocabulary import (
-    FIELD_WORDS,
-    HIDE_VERBS,
     LOBE_POS,
-    ONLY_WORDS,
     SIDES,
     STRUCT_WORDS,
     VOCABULARY,
@@ -491,41 +489,6 @@ def paused_particle() -> re.Pattern[str]:
     return re.compile(r" , (?:" + alts + r") (?=, \S)")
 
 
-_REST_NOUNS = {"others", "other", "rest", "else"}
-_REST_PART = _REST_NOUNS | HIDE_VERBS | {"no", "need", "of", "for", "all", "the", "ones", "one",
-                                         "everything", "please", "them", "not", "needed", "and",
-                                         "nothing", "any", "more"}
-
-
-def rest_hidden(tokens: list[str]) -> list[str]:
-    """"only the RUL, close all the others", "diagnosis and location, no need of others": a
-    closing part that hides the rest says the part before it is all that is wanted."""
-    if "," not in tokens and "and" not in tokens:
-        return tokens
-    cut = max(k for k, t in enumerate(tokens) if t in (",", "and"))
-    tail, head = tokens[cut + 1:], tokens[:cut]
-    if not tail or not set(tail) & _REST_NOUNS or not all(t in _REST_PART for t in tail) or \
-            not (set(tail) & (HIDE_VERBS | {"need", "nothing"})) or \
-            not set(head) & _NAMED_THINGS or set(head) & _NOT_A_SHOW:
-        return tokens  # ("don't hide the airway, hide the others", "zoom in … hide the rest")
-    if set(head) & (ONLY_WORDS | {"only", "just"}):
-        return head
-    return ["only", *head] if head[:1] not in (["show"], ["display"]) else [
-        head[0], "only", *head[1:]]
-
-
-# A part before "the others" that does more than show ("hide the airway and remove the
-# others", "zoom in on the nodule and hide the rest") or says "not" is no "only".
-_NOT_A_SHOW = HIDE_VERBS | {"not", "no", "dont", "zoom", "rotate", "turn", "spin", "move", "go",
-                            "reset", "except", "but"}
-# What "only" picks here: structures and fields (not verbs: "zoom in and remove the others"
-# is no "only zoom in"; not whole displays, whose "only" the grammar reads on its own)
-_NAMED_THINGS = (frozenset(STRUCT_WORDS) | frozenset(FIELD_WORDS) | {
-    "rul", "rml", "rll", "lul", "lll"}) - HIDE_VERBS - {
-    "all", "everything", "rest", "other", "others", "model", "3d", "ct", "scan", "chart", "info",
-    "information", "patient", "data", "details", "box"}
-
-
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -585,7 +548,7 @@ def correct(text: str, lexicon: Lexicon | None = None,
     fluent = _repair_disfluencies(out)
     if fluent != out:
         changes.append((" ".join(out), " ".join(fluent), "a stutter or false start"))
-    alone = rest_hidden(fluent)
+    alone = only_what_is_kept(rest_hidden(fluent))
     if alone != fluent:
         changes.append((" ".join(fluent), " ".join(alone), "the rest hidden: only what was named"))
         fluent = alone
