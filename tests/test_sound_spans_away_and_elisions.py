@@ -320,3 +320,18 @@ def test_removing_everything_but_what_is_kept_keeps_it(said: str, steps: list) -
     for s in ("show the patient info", "show the 3d model", "show the ct"):
         con.say(s)
     assert con.say(said) == steps
+
+
+@pytest.mark.parametrize("said", ["Noch mal.", "Encore.", "Zai lai yi ci — once more.",
+                                  "otra vez, por favor"])
+def test_again_in_another_language_repeats_the_last_command(said: str) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("zoom in on the nodule")
+    assert con.say(said) == [("AR.ZOOM_IN", {"target": "lung_nodules"})]
+
+
+def test_a_foreign_opener_before_a_request_is_no_repeat() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert correct("encore, rotate left").text != "again"

@@ -16,7 +16,7 @@ import jellyfish
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from app.language import phrases, rewrite, rewrite_sources
+from app.language import matches, phrases, rewrite, rewrite_sources
 from app.language import words as language_words
 from app.language.command_words import (
     _CONFUSIONS,
@@ -489,6 +489,18 @@ def paused_particle() -> re.Pattern[str]:
     return re.compile(r" , (?:" + alts + r") (?=, \S)")
 
 
+def _again_in_another_language(tokens: list[str]) -> bool:
+    """"Noch mal.", "Zai lai yi ci, once more": nothing but "again", one phrase of it in
+    another language among them."""
+    spans = matches(tokens, "repeat_other_languages")
+    covered = {k for a, b in spans for k in range(a, b)}
+    rest = [t for k, t in enumerate(tokens) if k not in covered and t != ","]
+    return bool(spans) and all(t in _REPEAT_ALONE or t in FILLERS for t in rest)
+
+
+_REPEAT_ALONE = {"once", "more", "again", "please", "one", "time", "same", "thing"}
+
+
 def correct(text: str, lexicon: Lexicon | None = None,
             protected: frozenset[str] | set[str] = frozenset()) -> CorrectionResult:
     """Repair speech-recognition errors in a normalised text against the domain lexicon.
@@ -500,6 +512,9 @@ def correct(text: str, lexicon: Lexicon | None = None,
     tokens = tokens_of(text)
     tokens, wake = _strip_wake(tokens)
     changes.extend(wake)
+    if _again_in_another_language(tokens):
+        changes.append((" ".join(tokens), "again", "'again' in another language"))
+        tokens = ["again"]
     joined = " ".join(tokens)
     # "L, L, L": a spelled abbreviation with a pause after each letter
     joined = re.sub(r"\b([a-z]) , (?=[a-z]\b)", r"\1 ", joined)

@@ -49,12 +49,17 @@ def _strings(value: object) -> list[str]:
     return []
 
 
+# classes of other languages' words: "un" of "un altra volta" stays foreign beside a name
+_OTHER_LANGUAGES = frozenset({"repeat_other_languages"})
+
+
 @lru_cache(maxsize=1)
 def known_words() -> frozenset[str]:
     """The words of the console's language data (lower case, apostrophes dropped)."""
     texts: list[str] = list(DOMAIN_WORDS)
     for name in class_names():
-        texts.extend(words(name))
+        if name not in _OTHER_LANGUAGES:
+            texts.extend(words(name))
     for path in (DATA_DIR / "vocabulary.toml", DATA_DIR / "phrases.toml"):
         texts.extend(_strings(tomllib.loads(path.read_text(encoding="utf-8"))))
     texts.extend(" ".join(src) for src in rewrite_sources())
