@@ -335,3 +335,21 @@ def test_a_foreign_opener_before_a_request_is_no_repeat() -> None:
     con = Console()
     con.say("show the 3d model")
     assert correct("encore, rotate left").text != "again"
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("D'accord, the small views.", [("IV.ZOOM_OUT", {})]),
+    ("Ne, same for sagittal.", [("IV.SHOW_MOVE", {"sagittal": "-40"})]),
+])
+def test_a_courtesy_word_of_another_language_opens_a_request(said: str, steps: list) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("zoom in on the coronal")
+    con.say("coronal minus 40")
+    assert con.say(said) == steps
+
+
+def test_displays_shown_together_are_both_shown() -> None:
+    con = Console()
+    assert con.say("Perfetto. Now, the CT and the 3D model together, per favore.") == [
+        ("IV.SHOW_MOVE", {}), ("AR.SHOW", {})]

@@ -502,7 +502,14 @@ def _is_undo_phrase(words: list[str]) -> bool:
     lead = [e for s, e in matches(before, "request_leads") if s == 0]
     if lead:
         before = before[max(lead):]
-    return all(t in fill or t in (",", ".") for t in before + words[b:])
+    # "axial, go back to where we were": the plane or the CT it is about, named first
+    markers = word_class("discourse_markers")
+    return all(t in fill or t in (",", ".") or t in _BACK_TOPIC or t in markers
+               for t in before) and \
+        all(t in fill or t in (",", ".") for t in words[b:])
+
+
+_BACK_TOPIC = {"axial", "coronal", "sagittal", "ct", "scan", "the", "slice", "slices", "plane"}
 
 
 _DISPLAY_TOO_FILL = {"and", "the", "as", "well", "too", "also", "please", ",", "thank", "you",
