@@ -353,3 +353,15 @@ def test_displays_shown_together_are_both_shown() -> None:
     con = Console()
     assert con.say("Perfetto. Now, the CT and the 3D model together, per favore.") == [
         ("IV.SHOW_MOVE", {}), ("AR.SHOW", {})]
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("Okay and then the axial, I guess, take it up to, what, eighty? Yeah, eighty.",
+     [("IV.SHOW_MOVE", {"axial": 80})]),
+    ("hmm, the sagittal, I think, 300", [("IV.SHOW_MOVE", {"sagittal": 300})]),
+])
+def test_the_plane_named_while_thinking_aloud_is_the_one_moved(said: str, steps: list) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("coronal minus 40")
+    assert con.say(said) == steps

@@ -413,6 +413,7 @@ class FastInterpreter:
 _COURTESY = {"please", "thanks", "thank", "you", "cheers", "ta"}
 _CLAUSE_BREAK = re.compile(r"\s*[,.;:!?]+\s*|\s+-+\s+")
 _PRONOUN = re.compile(r"\b(it|them|that one)\b")
+_PLANE = re.compile(r"\b(axial|coronal|sagittal)\b")
 _STRUCTURE = re.compile(r"\b(the )?((right|left) )?((upper|middle|lower) )?"
                         r"(lobes?|lung|lungs|airway|nodules?|trachea)\b")
 
@@ -439,6 +440,14 @@ def closing_request(text: str) -> str | None:
         noun = named[-1].group(0)
         noun = noun if noun.startswith("the ") else "the " + noun
         tail = _PRONOUN.sub(noun, tail, count=1)
+    planes = _PLANE.findall(before)
+    if planes and not _PLANE.search(tail) and not _STRUCTURE.search(tail):
+        # "the axial, I guess, take it up to, what, eighty? Yeah, eighty.": the plane named
+        # while thinking aloud is what "it" or the bare amount is about
+        if _PRONOUN.search(tail):
+            tail = _PRONOUN.sub(f"the {planes[-1]}", tail, count=1)
+        elif re.fullmatch(r"[+-]?\d+", normalize(tail)):
+            tail = f"{planes[-1]} {tail}"
     return tail
 
 
