@@ -365,3 +365,15 @@ def test_the_plane_named_while_thinking_aloud_is_the_one_moved(said: str, steps:
     con.say("show the ct")
     con.say("coronal minus 40")
     assert con.say(said) == steps
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("could you please turn the left lower lobe on, oh sorry, the right lower lobe",
+     [("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "add"})]),
+    ("axial up 20, oh, sorry", [("IV.SHOW_MOVE", {"axial": "+20"})]),
+])
+def test_an_interjection_before_sorry_still_marks_the_correction(said: str, steps: list) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("show the ct")
+    assert con.say(said) == steps

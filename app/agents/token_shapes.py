@@ -53,6 +53,9 @@ _VERBISH = SHOW_VERBS | MOVE_VERBS | ROTATE_VERBS | {"zoom", "hide", "remove", "
                                                       "add", "rotate", "enlarge"}
 
 
+_INTERJECTIONS = {"oh", "ah", "uh", "um", "er", "erm", "oops", "whoops", "ach", "och", "oh no"}
+
+
 def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
     """(start, end) of the last correction marker: ", no," / "sorry," / "I mean" / "or rather"
     / "make that" (only before a value: "make it the coronal", not "make it bigger")."""
@@ -60,7 +63,9 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
     tokens = _english_no_and_sorry(tokens)
     n = len(tokens)
     for i, t in enumerate(tokens):
-        after_pause = i == 0 or tokens[i - 1] == ","
+        # ", oh sorry, …": an interjection after the pause still starts the correction
+        after_pause = i == 0 or tokens[i - 1] == "," or tokens[i - 1] in _INTERJECTIONS and (
+            i == 1 or tokens[i - 2] == ",")
         nxt = tokens[i + 1] if i + 1 < n else ""
         # "no" corrects only after or before a pause ("left, no, right"; "no, 250"): "no
         # nodules" / "no spinning" are requests
@@ -84,7 +89,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             found = (i, i + 1)  # "take everything off, well, leave the model, …"
         elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
                 nxt == "," or i > 0 and tokens[i - 1] == ",") or \
-                t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 1):
+                t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 2 and
+                                                  tokens[i - 2] not in _INTERJECTIONS):
             found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
         elif t == "sorry" and nxt == "," and i + 2 < n and (after_pause or _is_num(tokens[i - 1])):
             found = (i, i + 2)  # "180 pardon, sagittal 180": said after the value it takes back
