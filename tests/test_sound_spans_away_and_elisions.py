@@ -377,3 +377,15 @@ def test_an_interjection_before_sorry_still_marks_the_correction(said: str, step
     con.say("show the 3d model")
     con.say("show the ct")
     assert con.say(said) == steps
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("I want the left side in there too", [
+        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"})]),
+    ("show the left side", [("AR.SHOW", {"view": "left"})]),
+    ("view from the left side", [("AR.SHOW", {"view": "left"})]),
+])
+def test_a_side_added_is_that_lung_and_a_side_shown_is_the_view(said: str, steps: list) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say(said) == steps

@@ -140,8 +140,9 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             c.use(*took)  # "lung nodules", "left lung nodule": the lung only says where they are
             i = j
             continue
-        if took and (positions or kind in ("lung", "lungs", "lobe", "lobes")) and not (
-                kind == "side" and not positions):
+        if took and (positions or kind in ("lung", "lungs", "lobe", "lobes") or
+                     kind == "side" and _side_added(toks)) and not (
+                kind == "side" and not positions and not _side_added(toks)):
             c.use(*took)
             k = i - 2 if i > 1 and toks[i - 1] == "the" else i - 1
             if k >= 0 and toks[k] in ("whole", "entire", "all", "complete", "both"):
@@ -293,6 +294,16 @@ def _expand(keys: Iterable[str]) -> list[str]:
     return sorted(dict.fromkeys(out))
 
 
+# "I want the left side in there too": a side added is that lung, not the view from it
+_SIDE_ADDED = {"too", "also", "add", "include", "including", "in"}
+_VIEW_CUES = {"view", "views", "from", "look", "looking", "perspective", "angle", "rotate",
+              "turn", "spin"}
+
+
+def _side_added(toks: list[str]) -> bool:
+    return bool(set(toks) & _SIDE_ADDED) and not set(toks) & _VIEW_CUES
+
+
 def _ar_view(c: Clause) -> str | None:
     toks = c.toks
     text = " ".join(toks)
@@ -308,7 +319,8 @@ def _ar_view(c: Clause) -> str | None:
         return AR_VIEW_WORDS[word]
     for i, t in enumerate(toks):
         if t in ("view", "views", "perspective", "angle", "projection", "orientation",
-                 "side", "aspect", "approach", "position"):
+                 "side", "aspect", "approach", "position") and not (
+                t == "side" and _side_added(toks)):
             # the view word is before "view" ("anterior view", "right lat view")
             for j in range(i - 1, max(-1, i - 4), -1):
                 w = toks[j]
