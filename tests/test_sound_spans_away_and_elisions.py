@@ -389,3 +389,15 @@ def test_a_side_added_is_that_lung_and_a_side_shown_is_the_view(said: str, steps
     con = Console()
     con.say("show the 3d model")
     assert con.say(said) == steps
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("now the model: hide the airway, I can't see past it",
+     [("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]),
+    ("hide the patient info, it's in the way", [("IR.HIDE", {})]),
+])
+def test_the_reason_said_after_a_request_is_set_aside(said: str, steps: list) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    con.say("show the patient info")
+    assert con.say(said) == steps
