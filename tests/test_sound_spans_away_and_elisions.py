@@ -401,3 +401,20 @@ def test_the_reason_said_after_a_request_is_set_aside(said: str, steps: list) ->
     con.say("show the 3d model")
     con.say("show the patient info")
     assert con.say(said) == steps
+
+
+@pytest.mark.parametrize("said", [
+    "Have a look at his FEV1 there, doctor, that's why he can tolerate a lobectomy.",
+    "show the pft, doctor."])
+def test_a_title_called_between_pauses_is_talk_to_that_person(said: str) -> None:
+    con = Console()
+    con.say("show the patient info")
+    before = con.snap
+    assert con.say(said) == []
+    assert con.snap == before
+
+
+def test_a_title_before_a_new_sentence_to_the_console_leaves_the_request() -> None:
+    con = Console()
+    assert con.say("Sure, doctor. davinci, show the pulmonary function results") == [
+        ("IR.SHOW", {"fields": ["pft"]})]

@@ -346,6 +346,11 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         if t in words("person_titles") and toks[i + 1][:1].isupper() and \
                 toks[i + 1].lower() not in known and (i == 0 or toks[i - 1] == ","):
             return f"it calls on {toks[i]} {toks[i + 1]}, a person"
+    for i, t in enumerate(low):
+        # "have a look at his FEV1 there, doctor, that's why …": a title called between pauses
+        if i and t in words("person_titles") and toks[i - 1] == "," and (
+                toks[i + 1:i + 2] == [","] or all(x in ".?!" for x in toks[i + 1:])):
+            return f"it is said to the {toks[i].lower()}, a person"
     for i, t in enumerate(toks):
         if not (t[:1].isupper() and t[1:].islower() and len(t) >= 3 and t.isalpha()):
             continue
