@@ -418,3 +418,13 @@ def test_a_title_before_a_new_sentence_to_the_console_leaves_the_request() -> No
     con = Console()
     assert con.say("Sure, doctor. davinci, show the pulmonary function results") == [
         ("IR.SHOW", {"fields": ["pft"]})]
+
+
+def test_the_other_way_after_a_zoom_and_a_move_reverses_the_move() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("coronal minus 56")
+    con.say("same for sagittal")
+    con.say("zoom in on coronal and move it forward 20")
+    assert con.say("the other way") == [("IV.SHOW_MOVE", {"coronal": "-20"})]
+    assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 200, "sagittal": 200}

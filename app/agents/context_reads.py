@@ -104,6 +104,11 @@ def _last_reversible(lx: GrammarTier, state: ConsoleState, memory: Memory) -> st
         d = lx.decide(reading, state, memory)
         if d is not None and _reversed(list(d.steps)):
             return reading
+        parts = [s for s in (d.steps if d is not None else []) if _reversed([s])]
+        if len(parts) == 1:  # "zoom in on coronal and move it forward 20": the move
+            part = lx.reading_of(parts, state, memory)
+            if part is not None:
+                return part
     return None
 
 
