@@ -428,3 +428,16 @@ def test_the_other_way_after_a_zoom_and_a_move_reverses_the_move() -> None:
     con.say("zoom in on coronal and move it forward 20")
     assert con.say("the other way") == [("IV.SHOW_MOVE", {"coronal": "-20"})]
     assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 200, "sagittal": 200}
+
+
+@pytest.mark.parametrize("said, steps", [
+    ("axial plus 20, no, 30", [("IV.SHOW_MOVE", {"axial": "+30"})]),
+    ("axle plus twenty no thirty", [("IV.SHOW_MOVE", {"axial": "+30"})]),
+    ("coronal minus 20, no, 40", [("IV.SHOW_MOVE", {"coronal": "-40"})]),
+    ("axial 100, no, 120", [("IV.SHOW_MOVE", {"axial": 120})]),
+])
+def test_a_bare_number_after_no_replaces_the_last_number_keeping_its_sign(
+        said: str, steps: list) -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say(said) == steps

@@ -7,7 +7,7 @@ reads with (``lx``), so earlier commands are read the way the console read them.
 from __future__ import annotations
 
 from app.agents.decision import Memory
-from app.agents.grammar_clauses import _has_head, _only_directions
+from app.agents.grammar_clauses import _has_head, _is_num, _only_directions
 from app.agents.grammar_phrases import canonical
 from app.agents.lexicon import (
     GrammarTier,
@@ -237,6 +237,19 @@ def _substitute(lx: GrammarTier, base: list[str], post: list[str], state: Consol
         if isinstance(v, str) and v[:1] in "+-":  # "right 15", "same for the coronal"
             return [planes[0], v]
     ref_ids = [s.action_id for s in ref.steps]
+    if len(post) == 1 and post[0].isdigit():
+        # "axial plus 20, no, 30", "coronal minus 20, no, 40": a bare number replaces the
+        # number said last, and a step stays a step in its direction
+        nums = [k for k, t in enumerate(base) if _is_num(t)]
+        if not nums:
+            return None
+        k = nums[-1]
+        sign = base[k][:1] if base[k][:1] in "+-" else ""
+        cand = [*base[:k], sign + post[0], *base[k + 1:]]
+        d = lx.decide(" ".join(cand), state, memory)
+        ok = d is not None and d.steps and d.confidence >= lx.accept and \
+            [s.action_id for s in d.steps] == ref_ids
+        return cand if ok else None
     ref_size = _plan_size(ref.steps)
     best: tuple[float, list[str]] | None = None
     n = len(base)
