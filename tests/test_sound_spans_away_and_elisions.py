@@ -441,3 +441,13 @@ def test_a_bare_number_after_no_replaces_the_last_number_keeping_its_sign(
     con = Console()
     con.say("show the ct")
     assert con.say(said) == steps
+
+
+def test_a_last_word_cut_off_is_the_one_console_term_it_begins() -> None:
+    assert correct("same for sagitt").text == "same for sagittal"
+    assert correct("zoom in on the coron").text == "zoom in on the coronal"
+
+
+def test_a_spelled_abbreviation_said_as_a_plural_is_joined() -> None:
+    assert normalize("add the p f ts") == "add the pfts"
+    assert normalize("b m i is 24") == "bmi is 24"

@@ -302,6 +302,9 @@ def join_spelled_letters(tokens: Sequence[str]) -> list[str]:
     for t in tokens:
         if len(t) == 1 and t.isalpha():
             run.append(t)
+        elif len(run) >= 2 and len(t) == 2 and t[1] == "s" and t not in ("is", "as", "us", "ss"):
+            run.append(t)  # "p f ts": the last letter said as a plural ("PFTs")
+            flush()
         else:
             flush()
             out.append(t)

@@ -317,6 +317,14 @@ show hide add remove zoom move rotate reset clear display open turn go cor sag a
 sagittal
 """))
 # Long domain words a recogniser splits in two ("in farrier" = inferior).
+@lru_cache(maxsize=1024)
+def _cut_off(tok: str) -> str | None:
+    """The one console term (≥ 3 letters longer) that ``tok`` begins, or None."""
+    found = {singular(w) for w in _JOIN_TARGETS if w.startswith(tok) and len(w) >= len(tok) + 2}
+    stem = min(found, key=len, default="")
+    return stem if found and all(w.startswith(stem) for w in found) else None  # "horizontal"
+
+
 _JOIN_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 7))
 # Metaphone codes of "zoomin" and its voiced/unvoiced neighbours (z~s~j, t~d)
 _ZOOM_IN_SOUNDS = frozenset({"SMN", "JMN", "TMN"})
@@ -551,6 +559,8 @@ def correct(text: str, lexicon: Lexicon | None = None,
             tokens) else "", lex) or _fuzzy(tok, lex)
         if cand is None and len(tok) >= 5 and tok.isalpha() and tok not in known_said():
             cand = heard_plane(tok, tokens[i + 1:i + 4])  # "accial to minimum"
+            if cand is None and i == len(tokens) - 1:
+                cand = _cut_off(tok)  # "same for sagitt": the last word cut off
         if cand is not None:
             changes.append((tok, cand, "close in spelling and sound"))
             out[i] = cand
