@@ -451,3 +451,11 @@ def test_a_last_word_cut_off_is_the_one_console_term_it_begins() -> None:
 def test_a_spelled_abbreviation_said_as_a_plural_is_joined() -> None:
     assert normalize("add the p f ts") == "add the pfts"
     assert normalize("b m i is 24") == "bmi is 24"
+
+
+@pytest.mark.parametrize("heard, meant", [
+    ("add the left up a lobe", "add the left upper lobe"),
+    ("enable the tray kia and bronk eye", "enable the trachea and bronchi"),
+])
+def test_split_sound_alikes_of_structures_are_read_as_them(heard: str, meant: str) -> None:
+    assert normalize(heard) == meant
