@@ -189,8 +189,7 @@ def test_the_same_direction_said_again_after_a_plane_multiplies_the_step(
 
 @pytest.mark.parametrize("text", ["back to where we were", "hmm, back to where we were",
                                   "go back to where we were please",
-                                  "axial, go back to where we were",
-                                  "Jamkkanman... axial, go back to where we were."])
+                                  "Jamkkanman... go back to where we were."])
 def test_back_to_where_we_were_undoes_the_last_move(text: str) -> None:
     con = Console()
     con.say("show the ct")

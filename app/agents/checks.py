@@ -35,7 +35,7 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
             # then zoom out" repeats the last zoom in first)
             return f"the words zoom {'in' if zin else 'out'} only; the reading zooms both ways"
         zin = zout = False  # a composite that zooms both ways: each part has its own words
-    why = _against_directions(steps, tokens)
+    why = _against_directions(steps, tokens) or _negated_verb(steps, tokens)
     if why is not None:
         return why
     for s in steps:
@@ -65,6 +65,42 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         if action == "ZOOM_OUT" and zin and not zout:
             return "the words say zoom in; the reading zooms out"
     return None
+
+
+_VERB_KINDS = {"rotate": "turn", "spin": "turn", "turn": "turn", "swing": "turn", "tilt": "turn",
+               "zoom": "zoom", "enlarge": "zoom", "magnify": "zoom", "move": "move",
+               "scroll": "move", "go": "move", "show": "show", "display": "show", "open": "show",
+               "bring": "show", "add": "show"}
+_NEGATORS = {"not", "never", "dont"}
+
+
+def _step_kinds(step: Step) -> set[str]:
+    action = step.action_id.split(".", 1)[1]
+    kinds = {_polarity_of(step) or ""}
+    if action == "ROTATE":
+        kinds.add("turn")
+    if action.startswith("ZOOM"):
+        kinds.add("zoom")
+    if step.action_id == "IV.SHOW_MOVE" and step.params:
+        kinds.add("move")
+    return kinds - {""}
+
+
+def _negated_verb(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
+    """"don't hide it", "do not spin the model": a verb said with "not" before it and not
+    said again without it; a plan doing that is the opposite of the words."""
+    hide_words = words("polarity_hide")
+    negated, plain = set(), set()
+    for k, t in enumerate(tokens):
+        kind = "hide" if t in hide_words else _VERB_KINDS.get(t)
+        if kind is None:
+            continue
+        before = [x for x in tokens[max(0, k - 3):k] if x not in ("please", "just", "you", "ever")]
+        (negated if before[-1:] and before[-1] in _NEGATORS else plain).add(kind)
+    negated -= plain
+    done = set().union(*(_step_kinds(s) for s in steps)) if steps else set()
+    hit = negated & done
+    return f"the words say not to {sorted(hit)[0]}; the reading does" if hit else None
 
 
 def _polarity_of(step: Step) -> str | None:
@@ -318,6 +354,13 @@ _ACTION_VERBS = {"show", "hide", "zoom", "rotate", "move", "remove", "display", 
                  "spin", "turn", "add", "bring", "put"}
 
 
+# after "…, doctor, ": the words that go on talking to that person ("that's why he can
+# tolerate a lobectomy", "you see", "this is the vein"), not a request to the console
+_TEACHING_NEXT = {"that", "thats", "this", "these", "those", "it", "its", "you", "we", "he",
+                  "she", "they", "there", "see", "look", "remember", "notice"}
+_TEACHING_BEFORE = {"look", "see", "you", "your", "notice", "remember"}  # "have a look at …"
+
+
 def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()) -> str | None:
     """Why the words are said to a person, not to the console, or None (DESIGN §4: talk
     addressed to people is out of scope even with display or direction words in it): a name
@@ -348,8 +391,12 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
             return f"it calls on {toks[i]} {toks[i + 1]}, a person"
     for i, t in enumerate(low):
         # "have a look at his FEV1 there, doctor, that's why …": a title called between pauses
-        if i and t in words("person_titles") and toks[i - 1] == "," and (
-                toks[i + 1:i + 2] == [","] or all(x in ".?!" for x in toks[i + 1:])):
+        if not (i and t in words("person_titles") and toks[i - 1] == ","):
+            continue
+        nxt = re.split(r"['’]", low[i + 2])[0] if toks[i + 1:i + 2] == [","] and \
+            low[i + 2:i + 3] else None
+        ends = all(x in ".?!" for x in toks[i + 1:])
+        if nxt in _TEACHING_NEXT or ends and set(low[:i]) & _TEACHING_BEFORE:
             return f"it is said to the {toks[i].lower()}, a person"
     for i, t in enumerate(toks):
         if not (t[:1].isupper() and t[1:].islower() and len(t) >= 3 and t.isalpha()):

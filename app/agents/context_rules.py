@@ -62,6 +62,7 @@ from app.language.vocabulary import (
     LOBE_POS,
     MOVE_VERBS,
     SIDES,
+    STRUCT_WORDS,
 )
 
 # Discourse markers ("nah, the other way") say nothing the amount and reversal rules read;
@@ -84,9 +85,15 @@ _EVERYTHING = {"everything", "all"}
 _WHOLE_SCREEN = {"it", "of", "off", "away", "the", "overlays", "overlay", "displays", "panels",
                  "windows", "things", "stuff", "screen"}
 _KEPT_LEADS = {"except", "but", "leave", "keep", "only", "just", "apart", "from", "other", "than",
-               "save", "for", "and"}
+               "save"}
 _DISPLAY_FILL = {"the", "and", "please", "on", "up", "there", "now", "patient", "info", "box"}
 _SAID_AS = {"IR": ["the", "patient", "info"], "IV": ["the", "ct"], "AR": ["the", "3d", "model"]}
+
+
+def _names_a_part(t: str) -> bool:
+    """A word of a structure kept with its display ("keep the 3D model and the airway")."""
+    return t in STRUCT_WORDS or t in SIDES or t in LOBE_POS or t in ("lobe", "lobes", "lung",
+                                                                      "lungs")
 
 
 def all_but_displays(lx: GrammarTier, r: Reading) -> bool:
@@ -106,7 +113,7 @@ def all_but_displays(lx: GrammarTier, r: Reading) -> bool:
         k += 1
     kept = {_AGENT_NAMING[t] for t in tail[k:] if t in _AGENT_NAMING}
     if k == 0 or not kept or not all(t in _AGENT_NAMING or t in _DISPLAY_FILL or t in FILLER
-                                     for t in tail[k:]):
+                                     or _names_a_part(t) for t in tail[k:]):
         return False
     words: list[str] = ["hide"]
     for agent in [a for a in ("IR", "IV", "AR") if a not in kept]:
@@ -353,10 +360,35 @@ def complaint(lx: GrammarTier, r: Reading) -> bool:
     return _read_as(r, _complaint_request(r.tokens) if r.repeat_of is None else None)
 
 
+_SEE_VERBS = {"have", "see", "get", "look"}
+_OBJECT_LEADS = {"the", "a", "at", "that", "this", "our"}
+# a plan for later, a doubt or a negation is no request now ("we might not need the CT",
+# "we could show her the CT after")
+_NOT_NOW = {"not", "never", "no", "skip", "later", "after", "afterwards", "new", "again",
+            "though", "tomorrow", "eventually", "end"}
+
+
 def _framed_request(toks: list[str]) -> bool:
-    """"let us have the 3D model", "can we get the CT": a request frame, then console words."""
+    """"let us have the 3D model", "can we see the CT": a request frame, a verb of seeing
+    and a display or structure named right after it."""
     end = max((e for b, e in language_matches(toks, "request_leads") if b == 0), default=0)
-    return 0 < end < len(toks) and has_domain_content(" ".join(toks[end:]))
+    rest = toks[end:]
+    if not end or len(rest) < 2 or rest[0] not in _SEE_VERBS or set(toks) & _NOT_NOW:
+        return False
+    obj = rest[1:]
+    while obj and obj[0] in _OBJECT_LEADS:
+        obj = obj[1:]
+    return bool(obj) and obj[0] not in ("her", "him", "them", "it", "you") and \
+        has_domain_content(" ".join(obj))
+
+
+def _a_plan(rest: list[str]) -> bool:
+    """"…, we might need to remove it", "…, let us have her close": after a remark, what
+    the team will do (a first-person plan, a person to act), not a request ("bigger than I
+    thought" is a remark too)."""
+    core = [t for t in rest if t not in (",", "and", "so", "now", "then", "well", "okay")]
+    return "than" in rest or core[:1] in (["we"], ["i"]) or bool(
+        {"her", "him"} & set(rest)) or bool(set(rest) & _NOT_NOW)
 
 
 def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
@@ -373,7 +405,7 @@ def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
         while rest and rest[0] == ",":
             rest = rest[1:]
         if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS) or _framed_request(rest)) \
-                and not _is_statement(rest) and "than" not in rest:  # "bigger than I thought"
+                and not _is_statement(rest) and not _a_plan(rest):
             r.tokens, r.statement = _with_referent(rest, tokens[:cut]), False
             return True
     return False

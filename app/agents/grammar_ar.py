@@ -141,8 +141,9 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             i = j
             continue
         if took and (positions or kind in ("lung", "lungs", "lobe", "lobes") or
-                     kind == "side" and _side_added(toks)) and not (
-                kind == "side" and not positions and not _side_added(toks)):
+                     kind == "side" and side is not None and _side_added(toks, i, j)) and not (
+                kind == "side" and not positions and not (side is not None and _side_added(
+                    toks, i, j))):
             c.use(*took)
             k = i - 2 if i > 1 and toks[i - 1] == "the" else i - 1
             if k >= 0 and toks[k] in ("whole", "entire", "all", "complete", "both"):
@@ -300,7 +301,17 @@ _VIEW_CUES = {"view", "views", "from", "look", "looking", "perspective", "angle"
               "turn", "spin"}
 
 
-def _side_added(toks: list[str]) -> bool:
+_PLACE_WORDS = {"on", "of", "from", "to", "in", "at", "toward", "towards", "into", "onto"}
+
+
+def _side_added(toks: list[str], start: int, end: int) -> bool:
+    """Is the side phrase toks[start:end] ("the left side") something added? Not when it
+    says where ("the nodules on the left side", "the left side of the airway")."""
+    if toks[start] not in SIDES:
+        return False
+    k = start - 1 if start and toks[start - 1] == "the" else start
+    if k and toks[k - 1] in _PLACE_WORDS or toks[end:end + 1] == ["of"]:
+        return False
     return bool(set(toks) & _SIDE_ADDED) and not set(toks) & _VIEW_CUES
 
 
@@ -320,7 +331,7 @@ def _ar_view(c: Clause) -> str | None:
     for i, t in enumerate(toks):
         if t in ("view", "views", "perspective", "angle", "projection", "orientation",
                  "side", "aspect", "approach", "position") and not (
-                t == "side" and _side_added(toks)):
+                t == "side" and _side_added(toks, max(0, i - 1), i + 1)):
             # the view word is before "view" ("anterior view", "right lat view")
             for j in range(i - 1, max(-1, i - 4), -1):
                 w = toks[j]

@@ -437,8 +437,8 @@ def clause_intent(c: Clause) -> str:
     away = "away" in s and not s & (SHOW_VERBS | set(_MOVE_VERBS) | ROTATE_VERBS | {
         "keep", "stay", "careful", "far"}) and " away from " not in f" {text} " and \
         not any(t in DIRECTIONS and w[k + 1:k + 2] not in _A_SIDE_OF for k, t in enumerate(w))
-    if "clear" in s and (w[0] in _COPULAS or all(k and w[k - 1] in _BEFORE_AN_ADJECTIVE
-                                                 for k, t in enumerate(w) if t == "clear")):
+    if "clear" in s and all(k and w[k - 1] in _BEFORE_AN_ADJECTIVE or w[0] in _COPULAS and
+                            "," not in w[:k] for k, t in enumerate(w) if t == "clear"):
         # "very clear today", "the view is clear", "a clear view", "is the airway clear"
         hide_words = hide_words - {"clear"}
     if s & hide_words or negated or away or (

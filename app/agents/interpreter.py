@@ -414,6 +414,8 @@ _COURTESY = {"please", "thanks", "thank", "you", "cheers", "ta"}
 _CLAUSE_BREAK = re.compile(r"\s*[,.;:!?]+\s*|\s+-+\s+")
 _PRONOUN = re.compile(r"\b(it|them|that one)\b")
 _PLANE = re.compile(r"\b(axial|coronal|sagittal)\b")
+_SLICE_MOVE = re.compile(r"\b(move|take|bring|go|push|pull|set|put|scroll)\b.*\b(up|down|forward|"
+                         r"back|backward|left|right|to|\d+|[a-z]+ty|ten|twenty|hundred)\b")
 _STRUCTURE = re.compile(r"\b(the )?((right|left) )?((upper|middle|lower) )?"
                         r"(lobes?|lung|lungs|airway|nodules?|trachea)\b")
 
@@ -444,7 +446,7 @@ def closing_request(text: str) -> str | None:
     if planes and not _PLANE.search(tail) and not _STRUCTURE.search(tail):
         # "the axial, I guess, take it up to, what, eighty? Yeah, eighty.": the plane named
         # while thinking aloud is what "it" or the bare amount is about
-        if _PRONOUN.search(tail):
+        if _PRONOUN.search(tail) and _SLICE_MOVE.search(tail):  # not "leave it", "rotate it"
             tail = _PRONOUN.sub(f"the {planes[-1]}", tail, count=1)
         elif re.fullmatch(r"[+-]?\d+", normalize(tail)):
             tail = f"{planes[-1]} {tail}"

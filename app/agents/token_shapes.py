@@ -53,7 +53,8 @@ _VERBISH = SHOW_VERBS | MOVE_VERBS | ROTATE_VERBS | {"zoom", "hide", "remove", "
                                                       "add", "rotate", "enlarge"}
 
 
-_INTERJECTIONS = {"oh", "ah", "uh", "um", "er", "erm", "oops", "whoops", "ach", "och", "oh no"}
+_INTERJECTIONS = {"oh", "ah", "uh", "um", "er", "erm", "oops", "whoops", "ach", "och"}
+_VALUE_KINDS = {"num", "dir", "plane", "field", "structure"}
 
 
 def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
@@ -63,10 +64,15 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
     tokens = _english_no_and_sorry(tokens)
     n = len(tokens)
     for i, t in enumerate(tokens):
-        # ", oh sorry, …": an interjection after the pause still starts the correction
-        after_pause = i == 0 or tokens[i - 1] == "," or tokens[i - 1] in _INTERJECTIONS and (
-            i == 1 or tokens[i - 2] == ",")
+        after_pause = i == 0 or tokens[i - 1] == ","
         nxt = tokens[i + 1] if i + 1 < n else ""
+        if t == "sorry" and i > 1 and tokens[i - 1] in _INTERJECTIONS and tokens[i - 2] == "," \
+                and _kinds([x for x in tokens[i + 1:i + 4] if x not in (",", "the")][:1]) \
+                & _VALUE_KINDS:
+            # ", oh sorry, the right lower lobe": an interjection after the pause, then a
+            # value of its own ("…, oh sorry, go on" takes nothing back)
+            found = (i, i + 1)
+            continue
         # "no" corrects only after or before a pause ("left, no, right"; "no, 250"): "no
         # nodules" / "no spinning" are requests
         if t == "no" and nxt == "wait" and after_pause:
@@ -508,14 +514,11 @@ def _is_undo_phrase(words: list[str]) -> bool:
     lead = [e for s, e in matches(before, "request_leads") if s == 0]
     if lead:
         before = before[max(lead):]
-    # "axial, go back to where we were": the plane or the CT it is about, named first
+    # "jamkkanman, back to where we were": an opener of another language may come first (a
+    # plane named first is not enough: the last move may have been another plane's)
     markers = word_class("discourse_markers")
-    return all(t in fill or t in (",", ".") or t in _BACK_TOPIC or t in markers
-               for t in before) and \
+    return all(t in fill or t in (",", ".") or t in markers for t in before) and \
         all(t in fill or t in (",", ".") for t in words[b:])
-
-
-_BACK_TOPIC = {"axial", "coronal", "sagittal", "ct", "scan", "the", "slice", "slices", "plane"}
 
 
 _DISPLAY_TOO_FILL = {"and", "the", "as", "well", "too", "also", "please", ",", "thank", "you",

@@ -317,12 +317,11 @@ show hide add remove zoom move rotate reset clear display open turn go cor sag a
 sagittal
 """))
 # Long domain words a recogniser splits in two ("in farrier" = inferior).
-@lru_cache(maxsize=1024)
 def _cut_off(tok: str) -> str | None:
-    """The one console term (≥ 3 letters longer) that ``tok`` begins, or None."""
-    found = {singular(w) for w in _JOIN_TARGETS if w.startswith(tok) and len(w) >= len(tok) + 2}
-    stem = min(found, key=len, default="")
-    return stem if found and all(w.startswith(stem) for w in found) else None  # "horizontal"
+    """The plane whose name ``tok`` begins ("sagitt", "coron"), or None. Only the planes:
+    other terms begin ordinary words and names ("infer", "inform", "Maxim", "poster")."""
+    found = [p for p in ("sagittal", "coronal") if p.startswith(tok) and len(p) >= len(tok) + 2]
+    return found[0] if found else None
 
 
 _JOIN_TARGETS = tuple(sorted(w for w in DOMAIN_WORDS if len(w) >= 7))

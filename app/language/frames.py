@@ -101,6 +101,9 @@ def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str],
         if _at(toks, a, "closing_remark_leads") > a and not any(
                 t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
+        if _at(toks, a, "reason_leads") > a and any(t in _ACTION_WORDS for t in toks[i:a]) and \
+                not any(t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
+            return [(a, stop)]
         if _at(toks, a, "descriptive_remark_leads") > a and (_names_a_thing(toks[i:a]) or any(
                 t.isdigit() or _is_num_word(t) for t in toks[i:a])) and \
                 not any(t in _ACTION_WORDS or t.isdigit() for t in toks[a:stop]):

@@ -103,10 +103,11 @@ _CONTRACTIONS = [
                 r"\s*" + _AMOUNT + r"(?:\s*(?:[,.;:!?]|$)|\s+(?:point|percent|kilos?|kg|"
                 r"kilograms?|years?|cm|centimet(?:er|re)s?|met(?:er|re)s?|lit(?:er|re)s?|ish)\b))"),
      r"\1 is"),
-    # "the fissure's pretty incomplete", "the model's too small": before a degree word, a
-    # negation or a participle, "'s" is "is" (no possessed noun follows those)
-    (re.compile(r"\b(\w+)'s(?=\s+(?:pretty|very|really|quite|so|too|not|rather|fairly|"
-                r"completely|totally|definitely|probably|clearly|looking|getting)\b)"), r"\1 is"),
+    # "the fissure's pretty incomplete", "the model's too small": before a degree word or a
+    # participle, "'s" is "is" (no possessed noun follows those; "the nodule's not showing"
+    # is left to the complaint reading)
+    (re.compile(r"\b(\w+)'s(?=\s+(?:pretty|very|really|quite|so|too|rather|fairly|"
+                r"completely|totally|looking|getting)\b)"), r"\1 is"),
     (re.compile(r"\b(\w+)'s(?=\s+(?:been|gone|got)\b)"), r"\1 has"),
     (re.compile(r"\b(\w+)'s\b"), r"\1"),  # possessive: "patient's age" -> "patient age"
     (re.compile(r"\b(\w+s)'(?=\s|$)"), r"\1"),

@@ -43,6 +43,8 @@ _NAMED_THINGS = (frozenset(STRUCT_WORDS) | frozenset(FIELD_WORDS) | {
 
 _ALL_WORDS = {"everything", "all", "it", "of", "the", "please", "now", "off", "away"}
 _KEEP_WORDS = {"leave", "keep", "except", "but", "save"}
+_DISPLAYS = {"model", "3d", "ct", "scan", "chart", "box", "info", "information", "patient",
+             "reconstruction", "views", "images"}
 
 
 def only_what_is_kept(tokens: list[str]) -> list[str]:
@@ -57,10 +59,10 @@ def only_what_is_kept(tokens: list[str]) -> list[str]:
         return tokens
     k = 0
     while k < len(tail) and (tail[k] in _KEEP_WORDS or tail[k] in ONLY_WORDS or tail[k] in (
-            "only", "just", "and")):
+            "only", "just")):
         k += 1
     kept = tail[k:]
     if not set(tail[:k]) & (_KEEP_WORDS | {"only", "just"}) or not set(kept) & _NAMED_THINGS or \
-            set(kept) & _NOT_A_SHOW:
+            set(kept) & (_NOT_A_SHOW | _DISPLAYS):  # "keep the 3D model and the airway"
         return tokens
     return ["only", *kept]
