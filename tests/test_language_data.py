@@ -126,14 +126,14 @@ def test_a_broken_hospital_exemplar_file_is_left_out_with_the_reason(
 def test_a_hospital_adds_an_out_of_scope_class_without_python(hospital_words: Path) -> None:
     con = Console()
     con.say("show the ct")
-    said = "turn the bair hugger up"
+    said = "turn the cell saver up"
     assert "out of scope" not in con.interp.interpret(said, con.state, con.memory).reason.lower()
     (hospital_words / "out_of_scope.toml").write_text(
-        '[[class]]\nwhy = "the patient warmer is not controlled here"\n'
-        "patterns = ['bair hugger', 'warmer']\n", encoding="utf-8")
+        '[[class]]\nwhy = "the cell saver is not controlled here"\n'
+        "patterns = ['cell saver']\n", encoding="utf-8")
     language.reload()
     it = con.interp.interpret(said, con.state, con.memory)
-    assert not it.valid and "warmer is not controlled here" in it.reason
+    assert not it.valid and "cell saver is not controlled here" in it.reason
     assert language.problems() == []
 
 
