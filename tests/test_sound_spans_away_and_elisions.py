@@ -503,3 +503,13 @@ def test_ordinary_requests_near_the_new_readings_still_act(said: str, steps: lis
     for s in _ALL_SHOWN:
         con.say(s)
     assert con.say(said) == steps
+
+
+def test_a_title_called_first_after_a_courtesy_word_is_talk_to_that_person() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    before = con.snap
+    con.say("Domnule doctor, rotate the lung little bit to the left, I cannot see.")
+    assert con.snap == before
+    assert con.say("Okay doctor, hide the airway") == [
+        ("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]

@@ -391,6 +391,9 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
             return f"it calls on {toks[i]} {toks[i + 1]}, a person"
     for i, t in enumerate(low):
         # "have a look at his FEV1 there, doctor, that's why …": a title called between pauses
+        if t in words("person_titles") and i == 1 and toks[2:3] == [","] and low[0] not in (
+                words("discourse_markers") | words("answer_yes") | words("command_fillers")):
+            return f"it calls on the {t}, a person"  # "Domnule doctor, rotate the lung …"
         if not (i and t in words("person_titles") and toks[i - 1] == ","):
             continue
         nxt = re.split(r"['’]", low[i + 2])[0] if toks[i + 1:i + 2] == [","] and \
