@@ -513,3 +513,17 @@ def test_a_title_called_first_after_a_courtesy_word_is_talk_to_that_person() -> 
     assert con.snap == before
     assert con.say("Okay doctor, hide the airway") == [
         ("AR.SHOW", {"structures": ["trachea_bronchia"], "op": "remove"})]
+
+
+def test_the_lobes_on_a_side_are_that_lung_s_lobes_not_a_view() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("add the lobes on the right side") == [
+        ("AR.SHOW", {"structures": ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"],
+                     "op": "add"})]
+
+
+def test_a_wish_after_a_remark_is_no_plan() -> None:
+    from app.agents.context_rules import _a_plan
+    assert not _a_plan("and i think i will want the diagnosis up too".split())
+    assert _a_plan("we might need to remove it".split())

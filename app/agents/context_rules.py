@@ -382,12 +382,24 @@ def _framed_request(toks: list[str]) -> bool:
         has_domain_content(" ".join(obj))
 
 
+_WANT_LEAD = {"i", "we", "think", "guess", "will", "would", "really", "also", "just", "still"}
+
+
+def _wants(core: list[str]) -> bool:
+    """"I think I'll want the diagnosis up too", "we need the CT": a wish is a request ("we
+    might need to remove it" is a plan)."""
+    k = 0
+    while k < len(core) and core[k] in _WANT_LEAD:
+        k += 1
+    return core[k:k + 1] in (["want"], ["like"], ["need"]) and core[k + 1:k + 2] != ["to"]
+
+
 def _a_plan(rest: list[str]) -> bool:
     """"…, we might need to remove it", "…, let us have her close": after a remark, what
     the team will do (a first-person plan, a person to act), not a request ("bigger than I
     thought" is a remark too)."""
     core = [t for t in rest if t not in (",", "and", "so", "now", "then", "well", "okay")]
-    return "than" in rest or core[:1] in (["we"], ["i"]) or bool(
+    return "than" in rest or core[:1] in (["we"], ["i"]) and not _wants(core) or bool(
         {"her", "him"} & set(rest)) or bool(set(rest) & _NOT_NOW)
 
 

@@ -104,7 +104,8 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             j += 1
         kind = toks[took[-1]] if took else ""
         at = j + 2 if toks[j + 1:j + 2] == ["the"] else j + 1
-        if side is None and positions and kind in ("lobe", "lobes") and at < n and \
+        if side is None and (positions or kind == "lobes") and kind in ("lobe", "lobes") and \
+                at < n and \
                 toks[j] in ("on", "of", "in") and toks[at] in SIDES:
             # "the lower lobe on the right", "the upper lobes of both lungs": the side after
             side = SIDES[toks[at]]
@@ -315,6 +316,12 @@ def _side_added(toks: list[str], start: int, end: int) -> bool:
     return bool(set(toks) & _SIDE_ADDED) and not set(toks) & _VIEW_CUES
 
 
+def _lobes_of_a_side(toks: list[str], i: int) -> bool:
+    """"the other lobes on the right side": the side says whose lobes, not a view."""
+    return i >= 4 and toks[i - 1] in SIDES and toks[i - 2] == "the" and \
+        toks[i - 3] in ("on", "of") and toks[i - 4] in ("lobe", "lobes", "lung", "lungs")
+
+
 def _ar_view(c: Clause) -> str | None:
     toks = c.toks
     text = " ".join(toks)
@@ -331,7 +338,8 @@ def _ar_view(c: Clause) -> str | None:
     for i, t in enumerate(toks):
         if t in ("view", "views", "perspective", "angle", "projection", "orientation",
                  "side", "aspect", "approach", "position") and not (
-                t == "side" and _side_added(toks, max(0, i - 1), i + 1)):
+                t == "side" and (_side_added(toks, max(0, i - 1), i + 1) or
+                                 _lobes_of_a_side(toks, i))):
             # the view word is before "view" ("anterior view", "right lat view")
             for j in range(i - 1, max(-1, i - 4), -1):
                 w = toks[j]
