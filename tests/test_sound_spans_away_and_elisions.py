@@ -525,5 +525,5 @@ def test_the_lobes_on_a_side_are_that_lung_s_lobes_not_a_view() -> None:
 
 def test_a_wish_after_a_remark_is_no_plan() -> None:
     from app.agents.context_rules import _a_plan
-    assert not _a_plan("and i think i will want the diagnosis up too".split())
-    assert _a_plan("we might need to remove it".split())
+    assert not _a_plan(["and", "i", "think", "i", "will", "want", "the", "diagnosis", "up", "too"])
+    assert _a_plan(["we", "might", "need", "to", "remove", "it"])

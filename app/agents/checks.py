@@ -17,6 +17,14 @@ from app.agents.decision import Decision
 from app.core.registry import Step
 from app.core.vocab import IR_ALL_FIELDS
 from app.language import has_any, which_of, words
+from app.language.correction import opens_with_wake_word
+from app.language.vocabulary import ONLY_WORDS
+
+
+def _only_then_without(tokens: Sequence[str]) -> bool:
+    """"only the right lung, without the airway": the exclusion narrows the selection."""
+    only = [k for k, t in enumerate(tokens) if t in ONLY_WORDS]
+    return bool(only) and "without" in tokens[only[0]:]
 
 
 def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
@@ -44,7 +52,8 @@ def contradiction(steps: Sequence[Step], tokens: Sequence[str]) -> str | None:
         selection = op in (None, "set") and (has_any(tokens, "structure_only")
                                              or has_any(tokens, "structure_whole_set"))
         if selection and s.action_id == "AR.SHOW" and has_any(tokens, "structure_only") \
-                and hide and not show and "structures" in s.params:
+                and hide and not show and "structures" in s.params and \
+                not _only_then_without(tokens):
             return "the words ask to hide only those structures; the reading shows them alone"
         if s.action_id == "AR.SHOW" and "structures" in s.params and not selection:
             if op == "remove" and show and not hide:
@@ -155,6 +164,9 @@ def as_structure_edit(steps: Sequence[Step], tokens: Sequence[str]) -> list[Step
     words make the named set a selection of its own ("only the RUL", "everything but the
     airway"): DESIGN §4 structure edits."""
     explicit_add = has_any(tokens, "add_markers")  # "just add the LLL too" still adds
+    if explicit_add and has_any(tokens, "structure_only_over_too") and \
+            not has_any(tokens, "add_verbs"):
+        explicit_add = False  # "the RUL only, nodules too": the two are the selection
     if not explicit_add and (has_any(tokens, "structure_only")
                              or has_any(tokens, "structure_whole_set")):
         return list(steps)
@@ -371,7 +383,8 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
     low = [t.lower() for t in toks]
     if has_any(low, "asks_a_person"):
         return "it asks a person, not the console"
-    if has_any(low, "talk_to_people") and not set(low) & _CONSOLE_VERBS:
+    if has_any(low, "talk_to_people") and not set(low) & _CONSOLE_VERBS and \
+            not opens_with_wake_word(raw or ""):
         return "it is said to the people in the room"
     if any(low[i] in words("group_address") and (
             toks[i - 1:i] == [","] or toks[i + 1:i + 2] == [","]) for i in range(len(low))) and \

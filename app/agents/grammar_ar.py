@@ -518,6 +518,17 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         if spared is not None:
             return spared
         keys = _on_shown_side(ar_structures(c, tumor_lobes), c, ctx.state)
+        if keys:
+            ctx.ar_named = keys[0] if len(keys) == 1 else _group_of(_expand(keys))
+        elif c.has(*_PRONOUNS) and any(c.find_phrase((p, "the", w)) >= 0
+                                       for w in _WHOLE_MODEL for p in ("from", "off")):
+            # "remove the airway, remove it from the model": what is taken from the model
+            # is a structure of it, never the model itself
+            named = [ctx.ar_named] if ctx.ar_named else ctx.prior_named \
+                if ctx.agent is None else None
+            if named:
+                c.use_words(_PRONOUNS | {"from", "off"} | _WHOLE_MODEL)
+                return [Step("AR.SHOW", {"structures": _expand(named), "op": "remove"})]
         prior = None if keys else _prior_referent(c, ctx)
         if prior:  # "hide the airway", "bring it back", "hide it again": the airway
             return [Step("AR.SHOW", {"structures": prior, "op": "remove"})]
@@ -528,8 +539,10 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         ctx.ar_target, ctx.ar_target_set = None, True
         return [Step("AR.REMOVE", {})]
     # show / add / view / question / move (bare directions after the model was used)
-    cut = next((i for i, t in enumerate(c.toks) if t in (
-        "except", "without", "excluding", "but", "minus", "apart") and i > 0), None)
+    cut = next((i for i, t in enumerate(c.toks) if (t in (
+        "except", "without", "excluding", "but", "minus", "apart") or t == "no" and c.toks[
+            i - 1] in (",", "and") and set(c.toks[:i]) & ONLY_WORDS) and i > 0), None)
+    # ("only the right lung, no airway": "no" after a selection leaves a structure out)
     if cut is not None:
         head = Clause(c.toks[:cut])
         tail = Clause(c.toks[cut + 1:])

@@ -25,6 +25,7 @@ from app.language.vocabulary import (
     FILLER,
     HIDE_VERBS,
     NAMED_POS,
+    ONLY_WORDS,
     PLANE_WORDS,
     QUESTION_WORDS,
     REPEAT_WORDS,
@@ -329,7 +330,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
                 _is_num(t) for t in core) and all(
                 t in _STEP_GLUE or t in _MOVE_VERBS or _is_num(t) or t in FILLER
                 for t in core) or bool(set(core) & ZOOM_IN_WORDS) or seg[:2] == ["zoom", "in"])
-        if bare_nums or repeated or plane_only:
+        # "axial, twenty slices, down": the direction of the count said before the pause
+        counted = _only_directions(seg) and prev_core[-1:] in (["slices"], ["steps"]) and \
+            sep == ","
+        if bare_nums or repeated or plane_only or counted:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
         if sep == "," and head and (_names_a_display_only(prev.toks) and (
@@ -442,7 +446,9 @@ def clause_intent(c: Clause) -> str:
         # "very clear today", "the view is clear", "a clear view", "is the airway clear"
         hide_words = hide_words - {"clear"}
     if s & hide_words or negated or away or (
-            "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS)) or \
+            "without" in s and not s & (SHOW_VERBS - QUESTION_WORDS) and not (
+                s & ONLY_WORDS and w.index("without") > min(
+                    k for k, t in enumerate(w) if t in ONLY_WORDS))) or \
             re.search(r"\b(turn|switch|take|shut)( \w+){0,4} (off|away)\b|\bget rid\b|"
                       r"\boff (the )?(screen|monitor|display|overlay)\b|\b(everything|all) off\b|"
                       # "that's enough patient info", "enough of the model"

@@ -203,6 +203,11 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                         pending and not pending_filled):
                     pending, pending_filled = [dplane], False
                     sign, absolute_hint = None, True
+            elif (orphans and isinstance(orphans[-1][1], int) and all(
+                    x in ("slices", "slice", "steps", "to", "the", "towards", "toward", ",")
+                    for x in toks[orphans[-1][0] + 1:i])):
+                _, v = orphans.pop()  # "20 slices up", "40 slices to the right"
+                dir_events.append([dplane, dsign, 1, v, i])
             elif pending and not pending_filled:
                 # "move axial up 20": the plane is named, the word gives the sign; the same
                 # word said again multiplies the default step ("axial down down" = -20)
@@ -210,11 +215,6 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                     sign_reps += 1
                 else:
                     sign, sign_reps = dsign, 1
-            elif (orphans and isinstance(orphans[-1][1], int) and all(
-                    x in ("slices", "slice", "steps", "to", "the", "towards", "toward")
-                    for x in toks[orphans[-1][0] + 1:i])):
-                _, v = orphans.pop()  # "20 slices up", "40 slices to the right"
-                dir_events.append([dplane, dsign, 1, v, i])
             elif dir_events and dir_events[-1][0] == dplane and dir_events[-1][1] == dsign \
                     and dir_events[-1][3] is None and dir_events[-1][4] == i - 1:
                 # "left left left" multiplies the step; another word for the same direction
@@ -272,7 +272,11 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 # "scroll down on the axial by 20": the step of the direction said before
                 dir_events[-1][3] = v
                 c.use_words({"on", "in", "through", "along"})
-            elif pending and not pending_filled:
+            elif pending and not pending_filled and not (
+                    sign is None and not absolute_hint and not s and
+                    nxt in ("slices", "steps") and any(
+                        x in DIRECTIONS for x in toks[i + 2:i + 5])):
+                # ("axial, twenty slices, down": a count of slices waits for its direction)
                 for p in pending:
                     if isinstance(value, str):
                         rel[p] = rel.get(p, 0) + int(value)

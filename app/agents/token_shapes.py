@@ -91,10 +91,15 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             if after and tokens[i - 1] not in ("the", "a", "an") and \
                     _kinds([tokens[i - 1]]) == _kinds(after) != {"word"}:
                 found = (i, k)
+        elif t == "actually" and i > 1 and after_pause and nxt == "," and (
+                _kinds([x for x in tokens[i + 2:i + 5] if x not in (",", "the", "a")][:1])
+                & _VALUE_KINDS or tokens[i + 2:i + 3] and tokens[i + 2] in _VERBISH):
+            found = (i, i + 1)  # "rotate it up, actually, down": a value or a verb of its own
         elif t == "well" and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "take everything off, well, leave the model, …"
         elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
-                nxt == "," or i > 0 and tokens[i - 1] == ",") or \
+                nxt == "," or i > 0 and tokens[i - 1] == "," and not _excluded_after_only(
+                    tokens, i)) or \
                 t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 2 and
                                                   tokens[i - 2] not in _INTERJECTIONS):
             found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
@@ -107,6 +112,13 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
                 continue  # "make that posterior", "make it 320"; not "make it bigger"
             found = (i, i + 2)
     return found
+
+
+def _excluded_after_only(tokens: list[str], i: int) -> bool:
+    """"only the right lung, no airway": "no" before a structure, after a selection, leaves
+    it out; it takes nothing back."""
+    after = [x for x in tokens[i + 1:i + 3] if x != "the"][:1]
+    return bool(set(tokens[:i]) & ONLY_WORDS) and _kinds(after) == {"structure"}
 
 
 def _english_no_and_sorry(tokens: list[str]) -> list[str]:

@@ -292,7 +292,33 @@ def _mixed_numbers(tokens: list[str]) -> list[str]:
     return out
 
 
+def _digits_said_apart(tokens: list[str]) -> list[str]:
+    """Single digits the recogniser wrote apart, a zero among them ("minus 2 0" = -20,
+    "2 0 0" = 200, "1 0 5" = 105): no other reading gives a lone zero after a digit."""
+    out: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        j = i
+        while j < n and len(tokens[j]) == 1 and tokens[j].isdigit():
+            j += 1
+        run = tokens[i:j]
+        if len(run) >= 2 and run[0] != "0" and "0" in run[1:]:
+            out.append(str(int("".join(run))))
+            i = j
+        elif run:
+            out.extend(run)
+            i = j
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
 def _numbers(tokens: list[str]) -> list[str]:
+    return _digits_said_apart(_number_words(tokens))
+
+
+def _number_words(tokens: list[str]) -> list[str]:
     out: list[str] = []
     tokens = _mixed_numbers(_quantities(tokens))
     i = 0

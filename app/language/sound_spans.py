@@ -70,9 +70,12 @@ _DISTINCT = _PLANES | {"rotate", "anterior", "posterior", "inferior", "horizonta
 _SOUND_TARGETS = tuple((w, jellyfish.metaphone(w)) for w in sorted(_DISTINCT))
 
 
-def sounds_like_term(said: str) -> str | None:
+def sounds_like_term(said: str, plane_slot: bool = False) -> str | None:
     """The console term that ``said`` (one word, or words run together) sounds like: the
-    same sound key, or one sound apart and spelled much alike; else None."""
+    same sound key, or one sound apart and spelled much alike; else None. Words that
+    together stand where a plane's name goes (``plane_slot``: right before its amount) need
+    less likeness of spelling to be a plane one sound apart ("sad a tool 300"): one word
+    there may be a word of its own ("corner 50")."""
     code = jellyfish.metaphone(said)
     if len(code) < 3:
         return None
@@ -80,7 +83,9 @@ def sounds_like_term(said: str) -> str | None:
     for w, wcode in _SOUND_TARGETS:
         ratio = fuzz.ratio(said, w)
         near = Levenshtein.distance(code, wcode)
-        alike = near == 0 and ratio >= 50 or near == 1 and len(wcode) >= 4 and ratio >= 65 \
+        # (one sound swapped, not dropped: "set all 3" is no "sagittal 3")
+        floor = 50 if plane_slot and w in _PLANES and len(code) == len(wcode) else 65
+        alike = near == 0 and ratio >= 50 or near == 1 and len(wcode) >= 4 and ratio >= floor \
             and said[0] == w[0]
         if alike and (best is None or ratio > best[0]):
             best = (ratio, w)
@@ -119,9 +124,10 @@ def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
                     not commandish(out, i):
                 continue
             # ordinary words all ("sad it all") only where a plane goes: before its amount
-            if all(t in said for t in span) and not before_amount(out[i + n:i + n + 3]):
+            slot = before_amount(out[i + n:i + n + 3])
+            if all(t in said for t in span) and not slot:
                 continue
-            hit = sounds_like_term("".join(span))
+            hit = sounds_like_term("".join(span), plane_slot=slot)
             if hit is not None and (hit in _PLANES or not all(t in said for t in span)):
                 changes.append((" ".join(span), hit, "words that sound like one term"))
                 out[i:i + n] = [hit]

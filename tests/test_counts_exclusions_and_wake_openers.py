@@ -1,0 +1,103 @@
+"""Digits the recogniser wrote apart, a plane's name heard as several words, the wake word
+opening a request, "actually" taking back a value, a count of slices before its direction,
+and selections with exclusions ("only the right lung, no airway")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.test_lexicon import Console
+
+IV, AR = "IV.SHOW_MOVE", "AR.SHOW"
+
+
+@pytest.fixture
+def con() -> Console:
+    return Console()
+
+
+@pytest.mark.parametrize("text, params", [
+    ("axle minus 2 0", {"axial": "-20"}),
+    ("sagittal minus 2 0 0", {"sagittal": "-200"}),
+    ("axial 1 0 5", {"axial": 105}),
+    ("axial minus two zero", {"axial": "-20"}),
+])
+def test_digits_said_apart_with_a_zero_are_one_number(con: Console, text: str,
+                                                       params: dict[str, Any]) -> None:
+    assert con.say_after(["show the ct"], text) == [(IV, params)]
+
+
+@pytest.mark.parametrize("text, params", [
+    ("sad a tool plus 600", {"sagittal": "+600"}),
+    ("move sad a tool to two hundred", {"sagittal": 200}),
+])
+def test_a_plane_heard_as_several_words_before_its_amount(con: Console, text: str,
+                                                          params: dict[str, Any]) -> None:
+    assert con.say_after(["show the ct"], text) == [(IV, params)]
+
+
+def test_words_that_lose_a_sound_are_not_a_plane(con: Console) -> None:
+    con.say_after(["show the ct", "axial 5, coronal 9, sagittal 30"],
+                  "set all three planes to their middle slice")
+    assert con.snap["iv"]["pos"] == {"axial": 64, "coronal": 256, "sagittal": 256}
+
+
+def test_the_wake_word_opening_a_request_is_not_teaching(con: Console) -> None:
+    assert con.say("hey vinci could you pull up the m p r") == [(IV, {})]
+    assert con.say("you pull the lobe back, see") == []
+
+
+@pytest.mark.parametrize("text, direction", [
+    ("rotate it up, actually, down", "down"), ("rotate left, actually, right", "right")])
+def test_actually_between_pauses_takes_back_the_value(con: Console, text: str,
+                                                      direction: str) -> None:
+    assert con.say_after(["show the 3d model"], text) == [("AR.ROTATE",
+                                                           {"direction": direction})]
+
+
+def test_actually_before_a_number_replaces_the_number(con: Console) -> None:
+    assert con.say_after(["show the ct"], "coronal plus 20, actually, 30") == [
+        (IV, {"coronal": "+30"})]
+
+
+@pytest.mark.parametrize("text, params", [
+    ("Axial, twenty slices, down please", {"axial": "-20"}),
+    ("coronal 40 slices, back", {"coronal": "-40"}),
+    ("axial 20 slices", {"axial": 20}),
+])
+def test_a_count_of_slices_takes_the_direction_said_after_it(con: Console, text: str,
+                                                             params: dict[str, Any]) -> None:
+    assert con.say_after(["show the ct"], text) == [(IV, params)]
+
+
+RIGHT = ["right_lower_lobe", "right_middle_lobe", "right_upper_lobe"]
+
+
+@pytest.mark.parametrize("text, structures", [
+    ("Right upper lobe only, nodules too", ["lung_nodules", "right_upper_lobe"]),
+    ("only the right lung please, without airway and nodules", RIGHT),
+    ("only the right lung, no airway", RIGHT),
+    ("only the right lung, no, the left lung", ["left_lower_lobe", "left_upper_lobe"]),
+])
+def test_a_selection_with_its_additions_and_exclusions(con: Console, text: str,
+                                                       structures: list[str]) -> None:
+    con.say_after(["show the 3d model"], text)
+    assert con.snap["ar"]["structures"] == structures
+
+
+def test_just_a_structure_too_still_adds(con: Console) -> None:
+    assert con.say_after(["show the 3d model"], "just the left lower lobe too") == [
+        (AR, {"structures": ["left_lower_lobe"], "op": "add"})]
+
+
+@pytest.mark.parametrize("before, text", [
+    (["show the 3d model"], "remove the airway, remove it from the model"),
+    (["show the 3d model", "add the airway"], "take it off the model"),
+])
+def test_what_is_taken_from_the_model_is_a_structure_of_it(con: Console, before: list[str],
+                                                           text: str) -> None:
+    con.say_after(before, text)
+    assert con.snap["ar"]["visible"] is True
+    assert "trachea_bronchia" not in con.snap["ar"]["structures"]
