@@ -101,3 +101,39 @@ def test_what_is_taken_from_the_model_is_a_structure_of_it(con: Console, before:
     con.say_after(before, text)
     assert con.snap["ar"]["visible"] is True
     assert "trachea_bronchia" not in con.snap["ar"]["structures"]
+
+
+@pytest.mark.parametrize("text", [
+    "if you could include the underlying diseases",
+    "include the underlying diseases, I would be most grateful",
+    "Splendid. And if you could also be so kind as to include the underlying diseases, "
+    "I would be most grateful",
+])
+def test_courtesy_around_a_request_is_set_aside(con: Console, text: str) -> None:
+    assert con.say(text) == [("IR.SHOW", {"fields": ["comorbidities"], "op": "add"})]
+
+
+def test_the_little_views_are_the_small_views(con: Console) -> None:
+    con.say_after(["show the ct", "zoom in on the axial"], "okay, little views")
+    assert con.snap["iv"]["mode"] == "small_views"
+
+
+@pytest.mark.parametrize("text, params", [
+    ("axial and coronal to the middle", {"axial": "middle", "coronal": "middle"}),
+    ("axial and sagittal plus 20", {"axial": "+20", "sagittal": "+20"}),
+])
+def test_two_planes_share_the_value_said_after_them(con: Console, text: str,
+                                                    params: dict[str, Any]) -> None:
+    assert con.say_after(["show the ct"], text) == [(IV, params)]
+
+
+def test_keep_them_leaves_things_as_they_are(con: Console) -> None:
+    before = ["show the 3d model", "zoom in", "zoom in", "zoom out"]
+    assert con.say_after(before, "Take the nodules off... no, keep them, take the airway off") \
+        == [(AR, {"structures": ["trachea_bronchia"], "op": "remove"})]
+    assert con.snap["ar"]["zoom_level"] == 1
+
+
+def test_keep_them_is_no_repeat_of_the_last_command(con: Console) -> None:
+    con.say_after(["show the 3d model", "zoom in", "zoom in", "zoom out"], "keep them")
+    assert con.snap["ar"]["zoom_level"] == 1

@@ -148,6 +148,9 @@ def _only_directions(toks: list[str]) -> bool:
     return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
 
 
+# "no, keep them, take the airway off": leaving something as it is asks for nothing
+_KEEP_AS_IS = (["keep", "them"], ["keep", "it"], ["keep", "those"], ["keep", "that"],
+               ["leave", "them"], ["leave", "it"])
 _POINTERS = (["this", "one"], ["that", "one"], ["this", "one", "here"], ["that", "one", "there"])
 _PRONOUNS = {"it", "this", "these", "that", "those", "them", "em", "one", "ones", "both"}
 # app/language/data/words.toml: a clause that is only the lead of a request ("tell me, how
@@ -298,7 +301,8 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
     segs = [(s, c) for k, (s, c) in enumerate(segs) if c and not all(t in FILLER for t in c)
             and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)
             and not ((k == 0 or s == ",") and len(segs) > 1 and
-                     all(t in FILLER or t in aside for t in c))]
+                     all(t in FILLER or t in aside for t in c))
+            and not (len(segs) > 1 and [t for t in c if t != "please"] in _KEEP_AS_IS)]
     clauses: list[Clause] = []
     for sep, seg in segs:
         if not clauses:
@@ -330,10 +334,14 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
                 _is_num(t) for t in core) and all(
                 t in _STEP_GLUE or t in _MOVE_VERBS or _is_num(t) or t in FILLER
                 for t in core) or bool(set(core) & ZOOM_IN_WORDS) or seg[:2] == ["zoom", "in"])
+        # "axial and coronal to the middle": two planes share the value said after them
+        shared = sep == "and" and len(named) == 1 and named[0] in PLANE_WORDS and \
+            bool(core) and core[0] in PLANE_WORDS and sum(t in PLANE_WORDS for t in core) == 1 \
+            and any(_is_num(t) or t in NAMED_POS for t in core)
         # "axial, twenty slices, down": the direction of the count said before the pause
         counted = _only_directions(seg) and prev_core[-1:] in (["slices"], ["steps"]) and \
             sep == ","
-        if bare_nums or repeated or plane_only or counted:
+        if bare_nums or repeated or plane_only or counted or shared:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
         if sep == "," and head and (_names_a_display_only(prev.toks) and (
