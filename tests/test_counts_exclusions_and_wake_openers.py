@@ -137,3 +137,14 @@ def test_keep_them_leaves_things_as_they_are(con: Console) -> None:
 def test_keep_them_is_no_repeat_of_the_last_command(con: Console) -> None:
     con.say_after(["show the 3d model", "zoom in", "zoom in", "zoom out"], "keep them")
     assert con.snap["ar"]["zoom_level"] == 1
+
+
+@pytest.mark.parametrize("text", ["zoom in, a bit more", "zoom in, actually, a bit more"])
+def test_a_bit_more_after_a_request_is_more_of_it(con: Console, text: str) -> None:
+    assert con.say_after(["show the 3d model", "rotate left"], text) == [("AR.ZOOM_IN", {})]
+
+
+def test_thinking_aloud_then_a_bit_more_is_no_repeat_of_an_older_command(con: Console) -> None:
+    # "left, a bit more" refines "left"; repeating the rotation before would be wrong
+    assert con.say_after(["show the 3d model", "rotate right"], "hmm, left, a bit more") != [
+        ("AR.ROTATE", {"direction": "right"})]

@@ -148,6 +148,7 @@ def _only_directions(toks: list[str]) -> bool:
     return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
 
 
+_DEGREE_WORDS = {"a", "bit", "little", "more", "touch", "tad", "slightly", "lot", "even"}
 # "no, keep them, take the airway off": leaving something as it is asks for nothing
 _KEEP_AS_IS = (["keep", "them"], ["keep", "it"], ["keep", "those"], ["keep", "that"],
                ["leave", "them"], ["leave", "it"])
@@ -341,7 +342,11 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         # "axial, twenty slices, down": the direction of the count said before the pause
         counted = _only_directions(seg) and prev_core[-1:] in (["slices"], ["steps"]) and \
             sep == ","
-        if bare_nums or repeated or plane_only or counted or shared:
+        # "zoom in, a bit more", "left, a little more": how much of the request before
+        degree = sep == "," and bool(core) and set(core) <= _DEGREE_WORDS and \
+            bool(set(core) & {"more", "bit", "little", "touch", "tad"}) and _has_head(prev.toks) \
+            and not any(_is_num(t) for t in prev.toks)
+        if bare_nums or repeated or plane_only or counted or shared or degree:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
         if sep == "," and head and (_names_a_display_only(prev.toks) and (

@@ -28,6 +28,7 @@ from app.agents.decision import Decision, Memory, Tier
 from app.agents.grammar_clauses import ACCEPT
 from app.agents.grammar_phrases import canonical
 from app.agents.planner import order_steps
+from app.agents.repeat_words import _is_repeat
 from app.agents.template_reader import read_template
 from app.agents.token_shapes import is_undo
 from app.core.registry import Actor, CommandRegistry, CommandResult, Step
@@ -437,6 +438,8 @@ def closing_request(text: str) -> str | None:
     tail, before = ", ".join(parts[k:]), " ".join(parts[:k])
     if not has_any(_CLAUSE_BREAK.sub(" ", before.replace("’", "'")).split(), "musing_markers"):
         return None  # the words before do not muse: an instruction to someone else
+    if _is_repeat(normalize(tail).split()) and has_domain_content(normalize(before), VOCABULARY):
+        return None  # "zoom in, actually, a bit more": more of the request before, not a repeat
     named = list(_STRUCTURE.finditer(before))
     if _PRONOUN.search(tail) and named and not _STRUCTURE.search(tail):
         noun = named[-1].group(0)
