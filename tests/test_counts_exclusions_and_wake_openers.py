@@ -104,7 +104,7 @@ def test_what_is_taken_from_the_model_is_a_structure_of_it(con: Console, before:
 
 
 @pytest.mark.parametrize("text", [
-    "if you could include the underlying diseases",
+    "if you could also include the underlying diseases",
     "include the underlying diseases, I would be most grateful",
     "Splendid. And if you could also be so kind as to include the underlying diseases, "
     "I would be most grateful",
@@ -148,3 +148,58 @@ def test_thinking_aloud_then_a_bit_more_is_no_repeat_of_an_older_command(con: Co
     # "left, a bit more" refines "left"; repeating the rotation before would be wrong
     assert con.say_after(["show the 3d model", "rotate right"], "hmm, left, a bit more") != [
         ("AR.ROTATE", {"direction": "right"})]
+
+
+@pytest.mark.parametrize("before, text, params", [
+    (["show the ct"], "move to 5 0 0", {"axial": 5, "coronal": 0, "sagittal": 0}),
+    (["show the ct"], "set it all to 300", {"axial": 300, "coronal": 300, "sagittal": 300}),
+    (["show the ct"], "axial 20 slices, coronal down", {"axial": 20, "coronal": "-10"}),
+])
+def test_lists_of_slices_and_ordinary_words_stay_as_said(con: Console, before: list[str],
+                                                         text: str,
+                                                         params: dict[str, Any]) -> None:
+    assert con.say_after(before, text) == [(IV, params)]
+
+
+@pytest.mark.parametrize("text", [
+    "hey vinci, see how the rul is hidden", "da vinci, you see the nodules there",
+    "if you can see the airway, hide it", "hide the nodules, keep those",
+])
+def test_talk_and_conditions_stay_refused(con: Console, text: str) -> None:
+    assert con.say_after(["show the 3d model"], text) == []
+
+
+@pytest.mark.parametrize("text, structures", [
+    ("just hide the airway, no the nodules", ["left_lower_lobe", "left_upper_lobe",
+                                              "right_lower_lobe", "right_middle_lobe",
+                                              "right_upper_lobe", "trachea_bronchia"]),
+    ("only the rul, no the lll", ["left_lower_lobe"]),
+])
+def test_no_with_an_article_still_takes_back(con: Console, text: str,
+                                             structures: list[str]) -> None:
+    con.say_after(["show the 3d model", "show everything"], text)
+    assert con.snap["ar"]["structures"] == structures
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("axial 40, coronal 60, actually, sagittal 100",
+     {"axial": 40, "coronal": 60, "sagittal": 100}),
+    ("zoom in on the sagittal, actually, move it to 300", {"sagittal": 300}),
+])
+def test_actually_keeps_earlier_requests_and_what_it_points_at(con: Console, text: str,
+                                                               expected: dict[str, int]) -> None:
+    con.say_after(["show the ct"], text)
+    pos = con.snap["iv"]["pos"]
+    assert {k: pos[k] for k in expected} == expected
+
+
+def test_actually_with_as_well_keeps_both(con: Console) -> None:
+    con.say_after(["show the 3d model", "show everything"],
+                  "hide the nodules, actually, hide the airway as well")
+    assert not {"lung_nodules", "trachea_bronchia"} & set(con.snap["ar"]["structures"])
+
+
+def test_keep_them_alone_is_asked(con: Console) -> None:
+    assert con.say_after(["show the 3d model", "hide the nodules"], "keep them") == []
+    assert con.say_after(["rotate left"], "keep it going") == [
+        ("AR.ROTATE", {"direction": "left"})]

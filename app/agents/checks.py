@@ -16,8 +16,7 @@ from dataclasses import replace
 from app.agents.decision import Decision
 from app.core.registry import Step
 from app.core.vocab import IR_ALL_FIELDS
-from app.language import has_any, which_of, words
-from app.language.correction import opens_with_wake_word
+from app.language import has_any, matches, which_of, words
 from app.language.vocabulary import ONLY_WORDS
 
 
@@ -383,8 +382,9 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
     low = [t.lower() for t in toks]
     if has_any(low, "asks_a_person"):
         return "it asks a person, not the console"
-    if has_any(low, "talk_to_people") and not set(low) & _CONSOLE_VERBS and \
-            not opens_with_wake_word(raw or ""):
+    if any(not (b and low[b - 1] in words("request_modals")) for b, _ in
+           matches(low, "talk_to_people")) and not set(low) & _CONSOLE_VERBS:
+        # ("could you pull up the MPR" asks the console: "you pull" after a modal is a request)
         return "it is said to the people in the room"
     if any(low[i] in words("group_address") and (
             toks[i - 1:i] == [","] or toks[i + 1:i + 2] == [","]) for i in range(len(low))) and \

@@ -39,7 +39,13 @@ from app.agents.lexicon import (
     Reading,
 )
 from app.agents.particles_and_remarks import _complaint_request, _is_statement, _with_referent
-from app.agents.repeat_words import _MORE_WORDS, _is_repeat, _repeat_times, _times_of
+from app.agents.repeat_words import (
+    _MORE_WORDS,
+    _is_repeat,
+    _repeat_times,
+    _times_of,
+    keeps_as_is,
+)
 from app.agents.token_shapes import (
     _AGENT_NAMING,
     _agent_repeat,
@@ -344,6 +350,8 @@ def repeat(lx: GrammarTier, r: Reading) -> Analysis | bool:
     """"again", "once more", "twice", "a bit more": the last command again (a little more is
     the default step)."""
     r.times = _repeat_times(r.tokens) if r.repeat_of is None else None
+    if r.repeat_of is None and keeps_as_is(r.tokens):
+        return Analysis(r.corrected, [], None)  # "keep them": nothing to do, asked
     if not r.tokens or r.repeat_of is not None or not (_is_repeat(r.tokens) or r.times):
         return False
     prev = _last_real(lx, r.memory)

@@ -13,6 +13,7 @@ from app.agents.grammar_clauses import (
     _Ctx,
     _exception_at,
     _is_num,
+    leaves_out,
 )
 from app.agents.grammar_iv import (
     _repeat_count,
@@ -520,7 +521,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         keys = _on_shown_side(ar_structures(c, tumor_lobes), c, ctx.state)
         if keys:
             ctx.ar_named = keys[0] if len(keys) == 1 else _group_of(_expand(keys))
-        elif c.has(*_PRONOUNS) and any(c.find_phrase((p, "the", w)) >= 0
+        elif c.has(*_PRONOUNS) and not c.has("all", "everything", "whole") and any(
+                c.find_phrase((p, "the", w)) >= 0
                                        for w in _WHOLE_MODEL for p in ("from", "off")):
             # "remove the airway, remove it from the model": what is taken from the model
             # is a structure of it, never the model itself
@@ -540,9 +542,8 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         return [Step("AR.REMOVE", {})]
     # show / add / view / question / move (bare directions after the model was used)
     cut = next((i for i, t in enumerate(c.toks) if (t in (
-        "except", "without", "excluding", "but", "minus", "apart") or t == "no" and c.toks[
-            i - 1] in (",", "and") and set(c.toks[:i]) & ONLY_WORDS) and i > 0), None)
-    # ("only the right lung, no airway": "no" after a selection leaves a structure out)
+        "except", "without", "excluding", "but", "minus", "apart") or leaves_out(c.toks, i))
+        and i > 0), None)
     if cut is not None:
         head = Clause(c.toks[:cut])
         tail = Clause(c.toks[cut + 1:])
@@ -556,8 +557,11 @@ def decide_ar(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
                                                    "but", "not", "for"})
             if not pos and c.has("everything", "all"):
                 pos = list(AR_STRUCTURES)
+            kept = [k for k in pos if k not in neg]
+            if kept:
+                return [Step("AR.SHOW", {"structures": kept})]
             if pos:
-                return [Step("AR.SHOW", {"structures": [k for k in pos if k not in neg]})]
+                c.guess = True  # "only the tumour, no nodules": nothing left to show
             return [Step("AR.SHOW", {"structures": neg, "op": "remove"})]
     keys = _on_shown_side(ar_structures(c, tumor_lobes), c, ctx.state)
     view = _ar_view(c)

@@ -35,6 +35,7 @@ from app.language.vocabulary import (
     SEQ_SEPARATORS,
     SHOW_VERBS,
     STOP_WORDS_ROT,
+    STRUCT_WORDS,
     ZOOM_IN_WORDS,
     ZOOM_OUT_WORDS,
 )
@@ -148,8 +149,21 @@ def _only_directions(toks: list[str]) -> bool:
     return bool(core) and all(t in DIRECTIONS or _is_num(t) for t in core)
 
 
+_EDIT_VERBS = HIDE_VERBS | {"zoom", "add", "remove", "hide", "take", "rotate", "move",
+                            "include", "turn", "put", "bring"}
+
+
+def leaves_out(toks: Sequence[str], i: int) -> bool:
+    """"only the right lung, no airway": "no" and a structure (no article: "no, the LLL" and
+    "no the LLL" take back) after a selection with no verb of editing, leaves it out."""
+    return toks[i] == "no" and 0 < i < len(toks) - 1 and toks[i - 1] in (",", "and") and \
+        toks[i + 1] in STRUCT_WORDS and bool(set(toks[:i]) & ONLY_WORDS) and \
+        not set(toks[:i]) & _EDIT_VERBS
+
+
 _DEGREE_WORDS = {"a", "bit", "little", "more", "touch", "tad", "slightly", "lot", "even"}
-# "no, keep them, take the airway off": leaving something as it is asks for nothing
+# "no, keep them, take the airway off": leaving something as it is, said first, asks for
+# nothing of its own ("hide the nodules, keep those" is no such thing: asked)
 _KEEP_AS_IS = (["keep", "them"], ["keep", "it"], ["keep", "those"], ["keep", "that"],
                ["leave", "them"], ["leave", "it"])
 _POINTERS = (["this", "one"], ["that", "one"], ["this", "one", "here"], ["that", "one", "there"])
@@ -303,7 +317,7 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)
             and not ((k == 0 or s == ",") and len(segs) > 1 and
                      all(t in FILLER or t in aside for t in c))
-            and not (len(segs) > 1 and [t for t in c if t != "please"] in _KEEP_AS_IS)]
+            and not (k == 0 and len(segs) > 1 and [t for t in c if t != "please"] in _KEEP_AS_IS)]
     clauses: list[Clause] = []
     for sep, seg in segs:
         if not clauses:

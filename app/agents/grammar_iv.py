@@ -140,6 +140,18 @@ def _ordinal_attached(toks: list[str], i: int) -> bool:
         prev in ("to", "at") or prev == "the" and before in ("to", "at")
 
 
+def _direction_of_count(toks: list[str], k: int) -> bool:
+    """Is a direction said right after a count of slices, with no other plane named between or
+    right after it ("axial, twenty slices, down"; not "axial 20 slices, coronal down" or
+    "axial 40 slices, down the coronal")?"""
+    for j in range(k, min(k + 3, len(toks))):
+        if toks[j] in PLANE_WORDS:
+            return False
+        if toks[j] in DIRECTIONS:
+            return not any(t in PLANE_WORDS for t in toks[j + 1:j + 4])
+    return False
+
+
 def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     """Slice moves named in a clause: {plane: int | "+N" | "-N" | "middle"/"max"/"min"}."""
     toks = c.toks
@@ -274,8 +286,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 c.use_words({"on", "in", "through", "along"})
             elif pending and not pending_filled and not (
                     sign is None and not absolute_hint and not s and
-                    nxt in ("slices", "steps") and any(
-                        x in DIRECTIONS for x in toks[i + 2:i + 5])):
+                    nxt in ("slices", "steps") and _direction_of_count(toks, i + 2)):
                 # ("axial, twenty slices, down": a count of slices waits for its direction)
                 for p in pending:
                     if isinstance(value, str):

@@ -35,15 +35,22 @@ def _is_repeat(tokens: list[str]) -> bool:
     core = [t for t in tokens if t not in FILLER and t != ","]
     if not core:
         return bool({"again", "same"} & set(tokens))
-    if any(t == "keep" and tokens[k + 1:k + 2] and tokens[k + 1] in _KEPT_THINGS
-           for k, t in enumerate(tokens)):
-        return False  # "keep them", "keep it": leave them as they are ("keep going" repeats)
+    if keeps_as_is(tokens):
+        return False  # "keep them": leave them as they are ("keep it going" repeats)
     return all(t in REPEAT_WORDS | {"once", "time", "1", "bit", "little", "lot", "much",
                                     "please", "one", "do", "it", "that", "going", "even",
                                     "slightly", "a", "but", "only", "this"} for t in core)
 
 
 _KEPT_THINGS = {"it", "them", "that", "those", "these", "this"}
+
+
+def keeps_as_is(tokens: list[str]) -> bool:
+    """"keep them", "no, keep it": leaving things as they are, nothing to do."""
+    core = [t for t in tokens if t not in (",", "please", "no", "just", "okay", "ok")]
+    return len(core) == 2 and core[0] == "keep" and core[1] in _KEPT_THINGS
+
+
 _OPENER_WORDS = language_words("discourse_markers") - {"right", "first", "finally", "lastly"}
 
 

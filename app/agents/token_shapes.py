@@ -11,6 +11,7 @@ from app.agents.display_cues import _dominant_agent, agent_scores
 from app.agents.grammar_clauses import (
     _has_head,
     _is_num,
+    leaves_out,
 )
 from app.agents.grammar_phrases import (
     canonical,
@@ -91,15 +92,13 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             if after and tokens[i - 1] not in ("the", "a", "an") and \
                     _kinds([tokens[i - 1]]) == _kinds(after) != {"word"}:
                 found = (i, k)
-        elif t == "actually" and i > 1 and after_pause and nxt == "," and (
-                _kinds([x for x in tokens[i + 2:i + 5] if x not in (",", "the", "a")][:1])
-                & _VALUE_KINDS or tokens[i + 2:i + 3] and tokens[i + 2] in _VERBISH):
-            found = (i, i + 1)  # "rotate it up, actually, down": a value or a verb of its own
+        elif t == "actually" and i > 1 and after_pause and nxt == "," and \
+                _actually_takes_back(tokens, i):
+            found = (i, i + 1)  # "rotate it up, actually, down"
         elif t == "well" and i > 1 and after_pause and nxt == ",":
             found = (i, i + 1)  # "take everything off, well, leave the model, …"
         elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
-                nxt == "," or i > 0 and tokens[i - 1] == "," and not _excluded_after_only(
-                    tokens, i)) or \
+                nxt == "," or i > 0 and tokens[i - 1] == "," and not leaves_out(tokens, i)) or \
                 t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 2 and
                                                   tokens[i - 2] not in _INTERJECTIONS):
             found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
@@ -114,11 +113,30 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
     return found
 
 
-def _excluded_after_only(tokens: list[str], i: int) -> bool:
-    """"only the right lung, no airway": "no" before a structure, after a selection, leaves
-    it out; it takes nothing back."""
-    after = [x for x in tokens[i + 1:i + 3] if x != "the"][:1]
-    return bool(set(tokens[:i]) & ONLY_WORDS) and _kinds(after) == {"structure"}
+_KEEPS_OR_POINTS = {"too", "also", "well", "add", "it", "them", "that", "this", "those", "keep"}
+
+
+def _value_kind(toks: list[str]) -> set[str]:
+    return next((k for t in toks if (k := _kinds([t]) & _VALUE_KINDS)), set())
+
+
+def _actually_takes_back(tokens: list[str], i: int) -> bool:
+    """", actually," takes back the one request before it when a value of the same sort
+    follows ("rotate it up, actually, down"; "the age, actually, give me the PFTs") — not
+    when more is added ("…, actually, the LLL as well"), a pronoun points back ("…, actually,
+    move it to 300") or an earlier request would be lost ("axial 40, coronal 60, actually,
+    sagittal 100")."""
+    after = tokens[i + 2:]
+    if set(after) & _KEEPS_OR_POINTS:
+        return False
+    head = [x for x in after if x not in _VERBISH and x not in ("me", "the", "a", "us")][:2]
+    before = tokens[:i - 1]
+    cut = max((k for k, x in enumerate(before) if x == ","), default=-1)
+    earlier, last = before[:max(cut, 0)], before[cut + 1:]
+    if any(x in _VERBISH for x in earlier) or _value_kind(earlier) - {"field"}:
+        return False
+    kind = _value_kind(head)
+    return bool(kind) and kind == _value_kind(last[::-1])
 
 
 def _english_no_and_sorry(tokens: list[str]) -> list[str]:

@@ -210,12 +210,6 @@ def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]
     return tokens, []
 
 
-def opens_with_wake_word(text: str) -> bool:
-    """Does the text open with the wake word, however the recogniser wrote it ("hey vinci,
-    could you pull up ...")? Then it is said to the console, not to the room."""
-    return bool(_strip_wake(tokens_of(normalize(text or "")))[1])
-
-
 _CLAUSE_END = re.compile(r"[.!?;,]+")
 
 

@@ -292,9 +292,15 @@ def _mixed_numbers(tokens: list[str]) -> list[str]:
     return out
 
 
+# Words after which one amount is said: a sign, a direction or a plane's name ("move to 5 0
+# 0" may be three slices, one per plane)
+_AMOUNT_LEADS = {"minus", "plus", "up", "down", "forward", "back", "backward", "left", "right",
+                 "axial", "coronal", "sagittal", "by"}
+
+
 def _digits_said_apart(tokens: list[str]) -> list[str]:
-    """Single digits the recogniser wrote apart, a zero among them ("minus 2 0" = -20,
-    "2 0 0" = 200, "1 0 5" = 105): no other reading gives a lone zero after a digit."""
+    """Single digits the recogniser wrote apart, a zero among them, where one amount is said
+    ("minus 2 0" = -20, "sagittal minus 2 0 0" = -200, "axial 1 0 5" = 105)."""
     out: list[str] = []
     i, n = 0, len(tokens)
     while i < n:
@@ -302,7 +308,8 @@ def _digits_said_apart(tokens: list[str]) -> list[str]:
         while j < n and len(tokens[j]) == 1 and tokens[j].isdigit():
             j += 1
         run = tokens[i:j]
-        if len(run) >= 2 and run[0] != "0" and "0" in run[1:]:
+        prev = tokens[i - 1] if i else ""
+        if 2 <= len(run) <= 3 and run[0] != "0" and "0" in run[1:] and prev in _AMOUNT_LEADS:
             out.append(str(int("".join(run))))
             i = j
         elif run:

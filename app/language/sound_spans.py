@@ -108,6 +108,10 @@ def heard_plane(tok: str, after: list[str]) -> str | None:
     return hit if hit in _PLANES else None
 
 
+_NOT_IN_A_NAME = (_COMMAND_CUES - {"a"}) | {"it", "that", "this", "all", "set", "put", "get",
+                                           "let", "in", "at", "on", "call", "cut"}
+
+
 def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
                 changes: list[tuple[str, str, str]]) -> list[str]:
     """Two or three words that together sound like one console term, at least one of them
@@ -124,10 +128,13 @@ def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
                     not commandish(out, i):
                 continue
             # ordinary words all ("sad it all") only where a plane goes: before its amount
+            # (the looser likeness only for words that do nothing else there: "set it all
+            # to 300" is all planes, "set the dial 30" no plane)
             slot = before_amount(out[i + n:i + n + 3])
             if all(t in said for t in span) and not slot:
                 continue
-            hit = sounds_like_term("".join(span), plane_slot=slot)
+            hit = sounds_like_term("".join(span),
+                                   plane_slot=slot and not set(span) & _NOT_IN_A_NAME)
             if hit is not None and (hit in _PLANES or not all(t in said for t in span)):
                 changes.append((" ".join(span), hit, "words that sound like one term"))
                 out[i:i + n] = [hit]
