@@ -317,7 +317,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
             and not (k and s == "," and [t for t in c if t not in FILLER] in _POINTERS)
             and not ((k == 0 or s == ",") and len(segs) > 1 and
                      all(t in FILLER or t in aside for t in c))
-            and not (k == 0 and len(segs) > 1 and [t for t in c if t != "please"] in _KEEP_AS_IS)]
+            and not (k == 0 and len(segs) > 1 and [t for t in c if t != "please"] in _KEEP_AS_IS)
+            # "make the views small again, the three": the count of the views, no slice
+            and not (k and [t for t in c if t != "please"] in (["the", "3"], ["all", "3"])
+                     and {"views", "view"} & set(segs[k - 1][1]))]
     clauses: list[Clause] = []
     for sep, seg in segs:
         if not clauses:

@@ -36,7 +36,7 @@ from app.core.state import ConsoleState
 from app.language import has_any
 from app.language.command_words import DOMAIN_WORDS, has_domain_content
 from app.language.correction import DEFAULT_LEXICON, Lexicon, after_wake_word, correct
-from app.language.frames import unframe
+from app.language.frames import request_within_courtesy, unframe
 from app.language.known_words import foreign_edges
 from app.language.normalize import normalize, tokens_of
 from app.language.soundalike import sound_alike_readings
@@ -142,6 +142,8 @@ class FastInterpreter:
                     mine.decision, diagnostics={**(mine.decision.diagnostics or {}),
                                                 "addressed_from_wake_word": addressed}))
         tail = closing_request(text or "") or _after_a_remark(text or "")
+        framed_tail = unframe(tail) if tail is not None else None
+        tail = framed_tail.request if framed_tail is not None else tail  # "would you mind …"
         if tail is not None and is_undo(tokens_of(normalize(tail))):
             # "Hmm, that's the very edge. Take it back to where we were.": the remark before
             # an undo is no part of it
@@ -238,7 +240,13 @@ class FastInterpreter:
             return interp  # refused by a check, not merely not understood: no retry on a part
         tail = closing_request(text or "")
         if tail is None:
-            return interp
+            # "I'm sorry to bother you again, but could you please bring up the CT": clauses
+            # of courtesy around a request are set aside when the rest is a confident command
+            kind = request_within_courtesy(text or "")
+            part = self._confident_part(text, kind, state, memory, "courtesy_set_aside", kind) \
+                if kind is not None and addressed_to_person(text or "", _KNOWN_WORDS) is None \
+                and addressed_to_person(kind, _KNOWN_WORDS) is None else None
+            return part if part is not None else interp
         again = self._interpret(tail, state, memory)
         if not again.valid or again.empty or not again.decision.steps:
             return interp

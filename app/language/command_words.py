@@ -117,6 +117,8 @@ _L = r"(?:l|el|ell)"
 _M = r"(?:m|em)"
 
 # Spelled-out letters and split words that ASR produces for our acronyms and compounds.
+_LETTER_DIRECTIONS = {"l": "left", "r": "right", "u": "up", "d": "down", "rt": "right",
+                      "lt": "left"}
 _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
     (re.compile(r"\bp f t(?: s)?\b"), "pft", "spelled acronym"),
     (re.compile(r"\bb m i\b"), "bmi", "spelled acronym"),
@@ -168,9 +170,8 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
     (re.compile(r"\b3 d\b|\bthree d\b|\b3d\b"), "3d", "spelled"),
     # terse direction letters after a verb of motion ("rot L", "turn it r", "move u")
     (re.compile(r"\b(rot|rotate|turn|spin|swing|tilt|move|go|pan)((?: it| the model)?) "
-                r"([lrud])\b(?! ?[uml]l\b)"),
-     lambda m: f"{m.group(1)}{m.group(2)} "
-               f"{ {'l': 'left', 'r': 'right', 'u': 'up', 'd': 'down'}[m.group(3)]}",
+                r"([lrud]|rt|lt)\b(?! ?[uml]l\b)"),
+     lambda m: f"{m.group(1)}{m.group(2)} {_LETTER_DIRECTIONS[m.group(3)]}",
      "abbreviated direction"),
 ]
 _NUM_RE = re.compile(r"^[+-]?\d+(th|st|nd|rd)?$")

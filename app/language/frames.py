@@ -16,6 +16,14 @@ from dataclasses import dataclass
 from app.language import matches, word_rewrites, words
 from app.language.command_words import DOMAIN_WORDS
 from app.language.normalize import _ascii_fold, _is_num_word
+from app.language.vocabulary import (
+    HIDE_VERBS,
+    MOVE_VERBS,
+    REPEAT_WORDS,
+    RESET_VERBS,
+    ROTATE_VERBS,
+    SHOW_VERBS,
+)
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -219,7 +227,58 @@ def _unframe(text: str) -> Framed | None:
         return None
     if hedge and (stop < len(toks) or end <= i or re.search(r"[,.;:!?]", request)):
         return None  # thinking aloud before several parts: the interpreter's musing rule
+    if 0 < end <= len(toks) and toks[end - 1] == "mind":
+        request = _base_verb_first(request)  # "would you mind putting up the CT"
     return Framed(request, " ".join(frame_words), hedge=hedge)
 
 
-__all__ = ["Framed", "unframe"]
+def _base_verb_first(request: str) -> str:
+    """The request with its first word, a verb in -ing, as the console's verb ("putting up
+    the CT" → "put up the CT", "taking it back" → "take it back")."""
+    first, _, rest = request.partition(" ")
+    low = first.lower()
+    if not low.endswith("ing") or len(low) < 6:
+        return request
+    from app.language.known_words import known_words  # (it reads the frames' word lists)
+
+    stem, said = low[:-3], known_words()
+    for verb in (stem[:-1] if stem[-1] == stem[-2] else "", stem + "e", stem):
+        if verb and verb in said:
+            return f"{verb} {rest}".strip()
+    return request
+
+
+# Words that do something to what is shown ("take the rest away" is no courtesy)
+_ACTS = (SHOW_VERBS | HIDE_VERBS | MOVE_VERBS | ROTATE_VERBS | RESET_VERBS | REPEAT_WORDS
+         | {"zoom", "take", "rest", "others", "other", "everything", "else"}) - {"again"}
+
+
+def request_within_courtesy(text: str) -> str | None:
+    """The clauses of ``text`` left when the clauses around them name nothing of the console
+    ("I'm sorry to bother you again, but could you please bring up the CT scan as well?",
+    "…, would you please clear all the CT images? Thank you so much for your help"), or None
+    when no such clause leads or closes it. Only the words are found here: the interpreter
+    acts on them only when they are a confident command by themselves."""
+    parts = [p.strip() for p in re.split(r"[,.;:!?]+", text) if p.strip()]
+    if len(parts) < 2:
+        return None
+
+    def names_nothing(part: str) -> bool:
+        toks = [w for w, _, _ in _words_of(part)]
+        for a, b in sorted(matches(toks, "remark_phrases"), reverse=True):
+            toks[a:b] = []  # "that wasn't quite right": no side of anything
+        return not any(t in DOMAIN_WORDS or t in _ACTS or _is_num_word(t) or t.isdigit()
+                       for t in toks)
+
+    i, j = 0, len(parts)
+    while i < j - 1 and names_nothing(parts[i]):
+        i += 1
+    while j > i + 1 and names_nothing(parts[j - 1]):
+        j -= 1
+    aside = [w for p in parts[:i] + parts[j:] for w, _, _ in _words_of(p)]
+    if not aside or not matches(aside, "courtesy_clause_words"):
+        return None  # set aside only what is courtesy ("the node's pretty big, we might …")
+    return ", ".join(parts[i:j])
+
+
+__all__ = ["Framed", "request_within_courtesy", "unframe"]

@@ -9,7 +9,11 @@ from app.language.vocabulary import FIELD_WORDS, HIDE_VERBS, ONLY_WORDS, STRUCT_
 _REST_NOUNS = {"others", "other", "rest", "else"}
 _REST_PART = _REST_NOUNS | HIDE_VERBS | {"no", "need", "of", "for", "all", "the", "ones", "one",
                                          "everything", "please", "them", "not", "needed", "and",
-                                         "nothing", "any", "more"}
+                                         "nothing", "any", "more", "take", "away", "off",
+                                         "get", "rid", "can", "go"}
+# Words of hiding said with "the rest" besides the hide verbs ("take the rest away", "the
+# others off", "other all can go")
+_TAKEN_AWAY = {"need", "nothing", "away", "off", "rid", "go"}
 
 
 def rest_hidden(tokens: list[str]) -> list[str]:
@@ -20,7 +24,7 @@ def rest_hidden(tokens: list[str]) -> list[str]:
     cut = max(k for k, t in enumerate(tokens) if t in (",", "and"))
     tail, head = tokens[cut + 1:], tokens[:cut]
     if not tail or not set(tail) & _REST_NOUNS or not all(t in _REST_PART for t in tail) or \
-            not (set(tail) & (HIDE_VERBS | {"need", "nothing"})) or \
+            not (set(tail) & (HIDE_VERBS | _TAKEN_AWAY)) or \
             not set(head) & _NAMED_THINGS or set(head) & _NOT_A_SHOW:
         return tokens  # ("don't hide the airway, hide the others", "zoom in … hide the rest")
     if set(head) & (ONLY_WORDS | {"only", "just"}):
@@ -36,7 +40,7 @@ _NOT_A_SHOW = HIDE_VERBS | {"not", "no", "dont", "zoom", "rotate", "turn", "spin
 # What "only" picks here: structures and fields (not verbs: "zoom in and remove the others"
 # is no "only zoom in"; not whole displays, whose "only" the grammar reads on its own)
 _NAMED_THINGS = (frozenset(STRUCT_WORDS) | frozenset(FIELD_WORDS) | {
-    "rul", "rml", "rll", "lul", "lll"}) - HIDE_VERBS - {
+    "rul", "rml", "rll", "lul", "lll", "lobe", "lobes", "lung", "lungs"}) - HIDE_VERBS - {
     "all", "everything", "rest", "other", "others", "model", "3d", "ct", "scan", "chart", "info",
     "information", "patient", "data", "details", "box"}
 
