@@ -88,3 +88,10 @@ def test_the_count_of_the_views_is_no_slice(con: Console) -> None:
 def test_und_opening_a_request_adds(con: Console) -> None:
     assert con.say_after(["show the age"], "und the spirometry") == [
         ("IR.SHOW", {"fields": ["pft"], "op": "add"})]
+
+
+def test_three_lobes_are_the_right_lungs(con: Console) -> None:
+    con.say_after(["show the 3d model"], "right lung fully, all three lobes")
+    assert not {"left_lower_lobe", "left_upper_lobe"} & set(con.snap["ar"]["structures"])
+    assert {"right_lower_lobe", "right_middle_lobe", "right_upper_lobe"} <= set(
+        con.snap["ar"]["structures"])

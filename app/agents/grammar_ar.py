@@ -121,6 +121,9 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             # no lobe noun, names the view, not both lobes at that level
             i += 1
             continue
+        if kind == "lobes" and not positions and side is None and toks[i - 1:i] == ["3"]:
+            side = "right"  # "right lung fully, all three lobes": only the right lung has three
+            c.use(i - 1)
         if kind in ("lobe", "lobes") and not positions and side is None:
             # "the lobe inferior left" (the order of French or Spanish): after the noun
             k = j
