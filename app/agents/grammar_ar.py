@@ -44,6 +44,11 @@ from app.language.vocabulary import (
 # AR
 # ---------------------------------------------------------------------------------------------
 
+# ("the other three lobes", "the left three lobes", "the three lobes near the tumour")
+_NOT_THE_RIGHT_THREE = {"left", "other", "others", "remaining", "rest", "upper", "lower",
+                        "middle", "near", "around", "of", "beside", "next"}
+
+
 def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
     """Structure keys named in a clause, groups as their group key (e.g. "left_lung")."""
     toks = c.toks
@@ -121,7 +126,8 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             # no lobe noun, names the view, not both lobes at that level
             i += 1
             continue
-        if kind == "lobes" and not positions and side is None and toks[i - 1:i] == ["3"]:
+        if kind == "lobes" and not positions and side is None and toks[i - 1:i] == ["3"] and \
+                "right" in toks and not set(toks) & _NOT_THE_RIGHT_THREE:
             side = "right"  # "right lung fully, all three lobes": only the right lung has three
             c.use(i - 1)
         if kind in ("lobe", "lobes") and not positions and side is None:

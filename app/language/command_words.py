@@ -170,7 +170,7 @@ _PHRASES: list[tuple[re.Pattern[str], Any, str]] = [
     (re.compile(r"\b3 d\b|\bthree d\b|\b3d\b"), "3d", "spelled"),
     # terse direction letters after a verb of motion ("rot L", "turn it r", "move u")
     (re.compile(r"\b(rot|rotate|turn|spin|swing|tilt|move|go|pan)((?: it| the model)?) "
-                r"([lrud]|rt|lt)\b(?! ?[uml]l\b)"),
+                r"([lrud]|rt|lt)\b(?! ?[uml]l\b)(?! (?:lung|lungs|side|lobe|lobes|upper|lower|middle)\b)"),
      lambda m: f"{m.group(1)}{m.group(2)} {_LETTER_DIRECTIONS[m.group(3)]}",
      "abbreviated direction"),
 ]

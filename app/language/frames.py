@@ -16,14 +16,6 @@ from dataclasses import dataclass
 from app.language import matches, word_rewrites, words
 from app.language.command_words import DOMAIN_WORDS
 from app.language.normalize import _ascii_fold, _is_num_word
-from app.language.vocabulary import (
-    HIDE_VERBS,
-    MOVE_VERBS,
-    REPEAT_WORDS,
-    RESET_VERBS,
-    ROTATE_VERBS,
-    SHOW_VERBS,
-)
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -248,37 +240,46 @@ def _base_verb_first(request: str) -> str:
     return request
 
 
-# Words that do something to what is shown ("take the rest away" is no courtesy)
-_ACTS = (SHOW_VERBS | HIDE_VERBS | MOVE_VERBS | ROTATE_VERBS | RESET_VERBS | REPEAT_WORDS
-         | {"zoom", "take", "rest", "others", "other", "everything", "else"}) - {"again"}
+_LEAD_FILLERS = {"oh", "ah", "and", "well", "um", "uh", "er", "so", "but"}
+
+
+def _is_courtesy(part: str) -> bool:
+    """Is the clause courtesy and nothing else ("I'm sorry to bother you again", "if it's no
+    trouble at all", "thank you so much for your help"): a whole phrase of
+    ``courtesy_clauses``, fillers aside?"""
+    toks = [w for w, _, _ in _words_of(part)]
+    while toks and toks[0] in _LEAD_FILLERS:
+        toks = toks[1:]
+    return any(a == 0 and b == len(toks) for a, b in matches(toks, "courtesy_clauses"))
+
+
+def _filler_only(part: str) -> bool:
+    return all(w in _LEAD_FILLERS for w, _, _ in _words_of(part))
 
 
 def request_within_courtesy(text: str) -> str | None:
-    """The clauses of ``text`` left when the clauses around them name nothing of the console
-    ("I'm sorry to bother you again, but could you please bring up the CT scan as well?",
-    "…, would you please clear all the CT images? Thank you so much for your help"), or None
-    when no such clause leads or closes it. Only the words are found here: the interpreter
-    acts on them only when they are a confident command by themselves."""
+    """The clauses of ``text`` between clauses that are courtesy and nothing else ("I'm sorry
+    to bother you again, but could you please bring up the CT scan as well?", "…, would you
+    please clear all the CT images? Thank you so much for your help"), or None when no such
+    clause leads or closes it. Only whole courtesy phrases are set aside (a clause that takes
+    back, delays, calls on someone or asks is none); the interpreter acts on the rest only
+    when it is a confident command by itself."""
     parts = [p.strip() for p in re.split(r"[,.;:!?]+", text) if p.strip()]
     if len(parts) < 2:
         return None
-
-    def names_nothing(part: str) -> bool:
-        toks = [w for w, _, _ in _words_of(part)]
-        for a, b in sorted(matches(toks, "remark_phrases"), reverse=True):
-            toks[a:b] = []  # "that wasn't quite right": no side of anything
-        return not any(t in DOMAIN_WORDS or t in _ACTS or _is_num_word(t) or t.isdigit()
-                       for t in toks)
-
     i, j = 0, len(parts)
-    while i < j - 1 and names_nothing(parts[i]):
+    while i < j - 1 and (_is_courtesy(parts[i]) or _filler_only(parts[i])):
         i += 1
-    while j > i + 1 and names_nothing(parts[j - 1]):
+    while j > i + 1 and _is_courtesy(parts[j - 1]):
         j -= 1
-    aside = [w for p in parts[:i] + parts[j:] for w, _, _ in _words_of(p)]
-    if not aside or not matches(aside, "courtesy_clause_words"):
-        return None  # set aside only what is courtesy ("the node's pretty big, we might …")
-    return ", ".join(parts[i:j])
+    if not any(_is_courtesy(p) for p in parts[:i] + parts[j:]):
+        return None
+    rest = ", ".join(parts[i:j])
+    first = next((w for w, _, _ in _words_of(rest)), "")
+    if first in ("not", "no", "never") or first in words("person_titles") | words(
+            "group_address"):
+        return None  # "…, doctor, could you …", "…, everyone, hide …": said to people
+    return rest
 
 
 __all__ = ["Framed", "request_within_courtesy", "unframe"]

@@ -224,10 +224,6 @@ def _parse_number_run(words: list[str]) -> list[int]:
             current = current * 100 + val  # spoken hundreds: "two fifty" = 250
         elif last == "tens" and cls == "unit":
             current += val
-        elif last == "unit" and cls == "tens" and tail is not None and current % 100 == tail:
-            # "three hundred one fifty": a round hundred, then "one fifty" = 150 of its own
-            out.append(total + current - tail)
-            total, current, tail = 0, tail * 100 + val, None
         else:
             flush()
             current, started, last = val, True, cls

@@ -36,7 +36,8 @@ def rest_hidden(tokens: list[str]) -> list[str]:
 # A part before "the others" that does more than show ("hide the airway and remove the
 # others", "zoom in on the nodule and hide the rest") or says "not" is no "only".
 _NOT_A_SHOW = HIDE_VERBS | {"not", "no", "dont", "zoom", "rotate", "turn", "spin", "move", "go",
-                            "reset", "except", "but"}
+                            "reset", "except", "but", "center", "centre", "highlight", "focus",
+                            "colour", "color"}
 # What "only" picks here: structures and fields (not verbs: "zoom in and remove the others"
 # is no "only zoom in"; not whole displays, whose "only" the grammar reads on its own)
 _NAMED_THINGS = (frozenset(STRUCT_WORDS) | frozenset(FIELD_WORDS) | {
