@@ -6,6 +6,7 @@ reads with (``lx``), so earlier commands are read the way the console read them.
 
 from __future__ import annotations
 
+from app.agents.correction_markers import _VERBISH, _correction_marker, _kinds
 from app.agents.decision import Memory
 from app.agents.grammar_clauses import _has_head, _is_num, _only_directions
 from app.agents.grammar_phrases import canonical
@@ -20,9 +21,6 @@ from app.agents.token_shapes import (
     _DISPLAY_NOUN_AGENT,
     _DISPLAY_TOO_FILL,
     _SAME_WORDS,
-    _VERBISH,
-    _correction_marker,
-    _kinds,
     _plan_size,
     _prepare,
     _same_for_object,

@@ -4,9 +4,6 @@ show ...", a statement about the case, a complaint that is a request in disguise
 
 from __future__ import annotations
 
-from app.agents.grammar_ar import (
-    ar_structures,
-)
 from app.agents.grammar_clauses import (
     _PARTICLE_TAIL,
     Clause,
@@ -15,6 +12,7 @@ from app.agents.grammar_clauses import (
 from app.agents.grammar_ir import (
     ir_fields,
 )
+from app.agents.structure_names import ar_structures
 from app.language import words as language_words
 from app.language.command_words import _words
 from app.language.vocabulary import (

@@ -1,4 +1,5 @@
-"""Token shapes the grammar rewrites before reading a command (``_prepare``): corrections,
+"""Token shapes the grammar rewrites before reading a command (``_prepare``): corrections (their
+markers in ``correction_markers``),
 asides, sparing ("everything but X"), returns, fronted objects, undo and "the other side".
 """
 
@@ -7,11 +8,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from app.agents.correction_markers import _VERBISH
 from app.agents.display_cues import _dominant_agent, agent_scores
 from app.agents.grammar_clauses import (
     _has_head,
     _is_num,
-    leaves_out,
 )
 from app.agents.grammar_phrases import (
     canonical,
@@ -22,7 +23,6 @@ from app.agents.particles_and_remarks import (
     _join_adjective_pairs,
 )
 from app.core.registry import Step
-from app.language import words
 from app.language.command_words import has_domain_content
 from app.language.normalize import tokens_of
 from app.language.vocabulary import (
@@ -36,7 +36,6 @@ from app.language.vocabulary import (
     IV_STRONG,
     LOBE_POS,
     MOVE_VERBS,
-    NAMED_POS,
     ONLY_WORDS,
     PLANE_WORDS,
     REPEAT_COUNTS,
@@ -46,122 +45,6 @@ from app.language.vocabulary import (
     SHOW_VERBS,
     STRUCT_WORDS,
 )
-
-# Words that mark a correction and where the corrected part starts.
-_CORRECTION_PAIRS = {("i", "mean"), ("i", "meant"), ("or", "rather"), ("make", "that"),
-                     ("make", "it"), ("no", "wait")}
-_VERBISH = SHOW_VERBS | MOVE_VERBS | ROTATE_VERBS | {"zoom", "hide", "remove", "reset",
-                                                      "add", "rotate", "enlarge"}
-
-
-_INTERJECTIONS = {"oh", "ah", "uh", "um", "er", "erm", "oops", "whoops", "ach", "och"}
-_VALUE_KINDS = {"num", "dir", "plane", "field", "structure"}
-
-
-def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
-    """(start, end) of the last correction marker: ", no," / "sorry," / "I mean" / "or rather"
-    / "make that" (only before a value: "make it the coronal", not "make it bigger")."""
-    found = None
-    tokens = _english_no_and_sorry(tokens)
-    n = len(tokens)
-    for i, t in enumerate(tokens):
-        after_pause = i == 0 or tokens[i - 1] == ","
-        nxt = tokens[i + 1] if i + 1 < n else ""
-        if t == "sorry" and i > 1 and tokens[i - 1] in _INTERJECTIONS and tokens[i - 2] == "," \
-                and _kinds([x for x in tokens[i + 1:i + 4] if x not in (",", "the")][:1]) \
-                & _VALUE_KINDS:
-            # ", oh sorry, the right lower lobe": an interjection after the pause, then a
-            # value of its own ("…, oh sorry, go on" takes nothing back)
-            found = (i, i + 1)
-            continue
-        # "no" corrects only after or before a pause ("left, no, right"; "no, 250"): "no
-        # nodules" / "no spinning" are requests
-        if t == "no" and nxt == "wait" and after_pause:
-            found = (i, i + 2)  # "sagittal big, no wait, the coronal"
-        elif (t, nxt) in (("no", "sorry"), ("sorry", "no"), ("no", "no"), ("nah", "sorry"),
-                          ("nope", "sorry")) and 0 < i < n - 2:
-            found = (i, i + 2)  # "add the height no sorry the weight", with no pause
-        elif t in ("wait", "nope", "nah", "scratch") and i > 1 and after_pause and nxt == ",":
-            found = (i, i + 1)  # "coronal plus 50, wait, minus 50"
-        elif t == "no" and 0 < i < n - 1 and not after_pause and nxt != ",":
-            # as a recogniser writes it, with no pause: "axial 40 no 50", "up up up no up up",
-            # "the d x no the p f t" — a correction when the words either side are the same
-            # sort of value ("no nodules", "no more" stay requests)
-            k = i + 2 if nxt == "wait" else i + 1
-            after = [x for x in tokens[k:k + 2] if x not in ("the", "a", "an")][:1]
-            if after and tokens[i - 1] not in ("the", "a", "an") and \
-                    _kinds([tokens[i - 1]]) == _kinds(after) != {"word"}:
-                found = (i, k)
-        elif t == "actually" and i > 1 and after_pause and nxt == "," and \
-                _actually_takes_back(tokens, i):
-            found = (i, i + 1)  # "rotate it up, actually, down"
-        elif t == "well" and i > 1 and after_pause and nxt == ",":
-            found = (i, i + 1)  # "take everything off, well, leave the model, …"
-        elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
-                nxt == "," or i > 0 and tokens[i - 1] == "," and not leaves_out(tokens, i)) or \
-                t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 2 and
-                                                  tokens[i - 2] not in _INTERJECTIONS):
-            found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
-        elif t == "sorry" and nxt == "," and i + 2 < n and (after_pause or _is_num(tokens[i - 1])):
-            found = (i, i + 2)  # "180 pardon, sagittal 180": said after the value it takes back
-        elif (t, nxt) in _CORRECTION_PAIRS and (after_pause or tokens[i - 1] in (
-                "actually", "sorry", "oh", "wait", "no", "nah")):  # "actually make that 320"
-            if t == "make" and not (i + 2 < n and (tokens[i + 2] == "the" or _kinds(
-                    [tokens[i + 2]]) & {"num", "dir", "plane", "field", "structure"})):
-                continue  # "make that posterior", "make it 320"; not "make it bigger"
-            found = (i, i + 2)
-    return found
-
-
-_KEEPS_OR_POINTS = {"too", "also", "well", "add", "it", "them", "that", "this", "those", "keep"}
-
-
-def _value_kind(toks: list[str]) -> set[str]:
-    return next((k for t in toks if (k := _kinds([t]) & _VALUE_KINDS)), set())
-
-
-def _actually_takes_back(tokens: list[str], i: int) -> bool:
-    """", actually," takes back the one request before it when a value of the same sort
-    follows ("rotate it up, actually, down"; "the age, actually, give me the PFTs") — not
-    when more is added ("…, actually, the LLL as well"), a pronoun points back ("…, actually,
-    move it to 300") or an earlier request would be lost ("axial 40, coronal 60, actually,
-    sagittal 100")."""
-    after = tokens[i + 2:]
-    if set(after) & _KEEPS_OR_POINTS:
-        return False
-    head = [x for x in after if x not in _VERBISH and x not in ("me", "the", "a", "us")][:2]
-    before = tokens[:i - 1]
-    cut = max((k for k, x in enumerate(before) if x == ","), default=-1)
-    earlier, last = before[:max(cut, 0)], before[cut + 1:]
-    if any(x in _VERBISH for x in earlier) or _value_kind(earlier) - {"field"}:
-        return False
-    kind = _value_kind(head)
-    return bool(kind) and kind == _value_kind(last[::-1])
-
-
-def _english_no_and_sorry(tokens: list[str]) -> list[str]:
-    """"non" / "nein" between pauses as "no", "pardon" / "perdón" as "sorry" (same length)."""
-    no_words, sorry_words = words("correction_no"), words("correction_sorry")
-    fillers = words("command_fillers") | FILLER
-    out = list(tokens)
-    for i, t in enumerate(tokens):
-        before = tokens[i - 1] if i else ","
-        if t in no_words and before in fillers | {","} and tokens[i + 1:i + 2] in ([","], []):
-            out[i] = "no"
-        elif t in sorry_words:
-            out[i] = "sorry"
-    return out
-
-
-def _kinds(tokens: list[str]) -> set[str]:
-    """What sort of value the words are (a number replaces a number, a side a side)."""
-    lobe = bool({"lobe", "lobes"} & set(tokens))  # "the right middle lobe" is no slice
-    return {"num" if _is_num(t) or t in NAMED_POS and not (lobe and t == "middle")
-            else "dir" if t in DIRECTIONS
-            else "field" if t in FIELD_WORDS
-            else "plane" if t in PLANE_WORDS else "structure" if t in STRUCT_WORDS
-            or t in ("lobe", "lung") else "word"
-            for t in tokens if t not in ("the", "a", "an")}
 
 
 def _only_side(tokens: list[str]) -> str | None:
