@@ -144,6 +144,9 @@ def _swing_on(lx: GrammarTier, tokens: list[str], state: ConsoleState, memory: M
     return None
 
 
+_PARTICLES = {"out", "in", "off", "on", "back", "away", "up", "down"}
+
+
 def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, memory: Memory
                      ) -> tuple[list[str], str | None] | None:
     """A command that corrects itself or the previous one ("rotate left, no, right",
@@ -215,7 +218,11 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
         if replaced is None and verb is not None and not _has_head(post):
             # "remove the right middle, no, the right lower lobe", "hide the patient
             # info, no, the CT": the verb said before goes with the corrected object
-            return [*base[:verb + 1], *post], None
+            # (with its particle: "zoom out the model, I mean the CT")
+            end = verb + 1
+            while end < len(base) and base[end] in _PARTICLES:
+                end += 1
+            return [*base[:end], *post], None
         return post, None
     return best, replaced
 

@@ -39,6 +39,7 @@ from app.agents.lexicon import (
     Reading,
 )
 from app.agents.particles_and_remarks import _complaint_request, _is_statement, _with_referent
+from app.agents.reason_clauses import is_description, is_reason_for
 from app.agents.repeat_words import (
     _MORE_WORDS,
     _is_repeat,
@@ -60,13 +61,16 @@ from app.agents.token_shapes import (
 from app.language import matches as language_matches
 from app.language import words as language_words
 from app.language.command_words import has_domain_content
+from app.language.normalize import tokens_of
 from app.language.vocabulary import (
     _APPROXIMATORS,
     DIRECTIONS,
+    FIELD_WORDS,
     FILLER,
     HIDE_VERBS,
     LOBE_POS,
     MOVE_VERBS,
+    SHOW_VERBS,
     SIDES,
     STRUCT_WORDS,
 )
@@ -363,6 +367,75 @@ def repeat(lx: GrammarTier, r: Reading) -> Analysis | bool:
     return True
 
 
+_SWAP_LEADS = SHOW_VERBS | {"change", "switch", "swap", "put", "bring", "up", "to", "me", "us",
+                            "can", "you", "could", "please", "now", "and", "then", "so"}
+
+
+def instead_of(lx: GrammarTier, r: Reading) -> bool:
+    """"show the RLL instead of the RUL", "the diagnosis instead of sex and age": what is
+    named after "instead of" goes and what is named before it comes, beside what stays; a
+    plane or view named instead of another is simply the one named."""
+    toks = r.tokens
+    at = next((k for k in range(len(toks) - 1) if (toks[k], toks[k + 1]) in (
+        ("instead", "of"), ("in", "place"), ("rather", "than"))), None)
+    if at is None:
+        return False
+    skip = at + 3 if toks[at] == "in" and toks[at + 2:at + 3] == ["of"] else at + 2
+    if at == 0:  # "instead of the RUL, the RLL"
+        if "," not in toks:
+            return False
+        end = toks.index(",")
+        gone, come = toks[skip:end], toks[end + 1:]
+    else:
+        end = toks.index(",", skip) if "," in toks[skip:] else len(toks)
+        gone, come = toks[skip:end], [*toks[:at], *toks[end:]]
+    named = [t for t in gone if t in STRUCT_WORDS or t in FIELD_WORDS or t in LOBE_POS]
+    if not come:
+        return False
+    if not named:
+        r.tokens = come  # "zoom in on the coronal instead of the axial"
+        return True
+    k = 0
+    while k < len(come) and come[k] in _SWAP_LEADS:
+        k += 1
+    r.tokens = ["remove", *gone, ",", "add", *come[k:]]
+    return True
+
+
+def reason_before_request(lx: GrammarTier, r: Reading) -> bool:
+    """"too close, zoom out once", "it's higher I think, so axial up, up, up": a description
+    before a request for the same thing is its reason, not a second step — read the request
+    alone (a description alone is still read as the request it implies)."""
+    if r.repeat_of is not None or "," not in r.tokens:
+        return False
+    segs = _segments(tokens_of(r.corrected))
+    k = 0  # the first segment with more than fillers ("okay so, uh, hmm, it's higher ...")
+    while k < len(segs) - 1 and not set(segs[k]) - _MARKERS - FILLER:
+        k += 1
+    if k >= len(segs) - 1 or not is_description(segs[k]):
+        return False
+    head = _prepare(" ".join(segs[k]))
+    rest = _prepare(" , ".join(" ".join(seg) for seg in segs[k + 1:]))
+    said = lx.decide(" ".join(head), r.state, r.memory)
+    asked = lx.decide(" ".join(rest), r.state, r.memory)
+    if said is None or asked is None or not is_reason_for(said.steps, asked.steps):
+        return False
+    r.tokens = rest
+    return True
+
+
+def _segments(tokens: list[str]) -> list[list[str]]:
+    """The words between pauses (no empty ones)."""
+    out: list[list[str]] = [[]]
+    for t in tokens:
+        if t == ",":
+            if out[-1]:
+                out.append([])
+        else:
+            out[-1].append(t)
+    return [seg for seg in out if seg]
+
+
 def complaint(lx: GrammarTier, r: Reading) -> bool:
     """"the model is too small", "the patient box is in the way": the request it implies."""
     return _read_as(r, _complaint_request(r.tokens) if r.repeat_of is None else None)
@@ -502,6 +575,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
                                          "again on the ct"),)),
     Rule("repeat", repeat, ((("show the ct", "axial up 10"), "once more"),
                             (("show the ct", "axial up 30"), "a bit more"))),
+    Rule("instead_of", instead_of, ((("show the 3d model",), "show the rll instead of the rul"),
+                                    (("show the age",),
+                                     "change to the diagnosis instead of sex and age")),
+         rewrites=True),
+    Rule("reason_before_request", reason_before_request, (
+        (("show the 3d model", "zoom in", "zoom in"), "not so close, zoom out once"),
+        (("show the ct",), "it is higher i think, so axial up, up, up")), rewrites=True),
     Rule("complaint", complaint, ((("show the 3d model",), "the model is too small"),),
          rewrites=True),
     Rule("remark_before_request", remark_before_request, (

@@ -64,6 +64,12 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
             if after and tokens[i - 1] not in ("the", "a", "an") and \
                     _kinds([tokens[i - 1]]) == _kinds(after) != {"word"}:
                 found = (i, k)
+        elif (t == "sorry" and 0 < i < n - 1 or (t, nxt) in (("i", "mean"), ("i", "meant"))
+              and 0 < i < n - 2) and not after_pause and nxt != "," and \
+                _same_sort(tokens, i, i + (1 if t == "sorry" else 2)):
+            # with no pause, as a recogniser writes it: "sagittal plus 60 sorry minus 60",
+            # "rotate right i mean left" — the same sort of value either side
+            found = (i, i + (1 if t == "sorry" else 2))
         elif t == "actually" and i > 1 and after_pause and nxt == "," and \
                 _actually_takes_back(tokens, i):
             found = (i, i + 1)  # "rotate it up, actually, down"
@@ -123,6 +129,14 @@ def _english_no_and_sorry(tokens: list[str]) -> list[str]:
         elif t in sorry_words:
             out[i] = "sorry"
     return out
+
+
+def _same_sort(tokens: list[str], i: int, k: int) -> bool:
+    """The words just before ``i`` and just after ``k`` name the same sort of value."""
+    arts = ("the", "a", "an")
+    before = [x for x in tokens[max(0, i - 2):i] if x not in arts]
+    after = [x for x in tokens[k:k + 3] if x not in arts][:2]
+    return bool(before and after and _kinds(before) & _kinds(after) & _VALUE_KINDS)
 
 
 def _kinds(tokens: list[str]) -> set[str]:

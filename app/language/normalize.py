@@ -163,6 +163,10 @@ def _punctuation(text: str) -> str:
     # "ai, não... the other way", "hmm... zoom in": a pause after a negation or a filler
     text = re.sub(r"\b(no|nao|non|nein|nee|nah|wait|sorry|hmm|um|uh|er|erm|eh|euh)\s*"
                   r"(?:\.{2,}|…)\s*(?=[a-z0-9])", r"\1, ", text)
+    # "the lower lobe as well... the right lower, I mean": a pause after a word that ends a
+    # phrase is a comma
+    text = re.sub(r"\b(well|too|also|please|then|again|now)\s*(?:\.{2,}|…)\s*(?=[a-z0-9])",
+                  r"\1, ", text)
     # "go right... sorry, left": a pause before a correction is a comma
     text = re.sub(r"(?<=[a-z0-9'])\s*(?:\.{2,}|…)\s*(?=(?:sorry|no|i mean|rather)\b)", ", ",
                   text)
@@ -279,6 +283,8 @@ def _mixed_numbers(tokens: list[str]) -> list[str]:
         nxt = tokens[i + 1] if i + 1 < n else ""
         pair = len(tok) == 1 and nxt.isdigit() and len(nxt) == 2 and "0" not in (tok, nxt[0]) or \
             len(tok) == 2 and len(prev) == 1 and prev.isdigit() and "0" not in (prev, tok[0])  # "1 50": 150
+        # "1 fifty": a digit before a tens word is the hundreds of one number, as in "1 50"
+        pair = pair or len(tok) == 1 and tok != "0" and (nxt in _TENS or nxt in _TEENS)
         if tok.isdigit() and int(tok) < 100 and (
                 nxt in _SCALES and len(tok) == 1 or prev in _SCALES or pair or
                 prev == "and" and before in _SCALES):
