@@ -82,7 +82,9 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     # "only the nodules, nothing more": only those
     (r"^(.+?),? nothing (more|else)( please)?$", "only \\1"),
     # "the right upper lobe back on": that structure shown again
-    (r"^(the )?((?:right |left )?(?:upper |middle |lower )?(?:lobe|lobes|lung|lungs|nodules?|"
+    # ("turn the trachea back on": with the verb said first)
+    (r"^(?:(?:turn|switch|flip|put|bring) )?(the )?((?:right |left )?(?:upper |middle |lower )?"
+     r"(?:lobe|lobes|lung|lungs|nodules?|"
      r"airway|trachea|rul|rml|rll|lul|lll)) back (on|in)\b", "readd \\1\\2"),
     # "coronal view, big, please make": the verb said last
     (r"\b(big|bigger|large|larger|small|smaller),? (please )?make( it)?$", "make it \\1"),

@@ -430,8 +430,12 @@ def _is_undo_phrase(words: list[str]) -> bool:
     # "jamkkanman, back to where we were": an opener of another language may come first (a
     # plane named first is not enough: the last move may have been another plane's)
     markers = word_class("discourse_markers")
+    # "back to where we were on the CT": the slices the phrase means may be named after it
     return all(t in fill or t in (",", ".") or t in markers for t in before) and \
-        all(t in fill or t in (",", ".") for t in words[b:])
+        all(t in fill or t in (",", ".") or t in _ON_THE_CT for t in words[b:])
+
+
+_ON_THE_CT = {"on", "in", "for", "with", "the", "ct", "scan", "scans", "images", "slices"}
 
 
 _DISPLAY_TOO_FILL = {"and", "the", "as", "well", "too", "also", "please", ",", "thank", "you",

@@ -101,6 +101,9 @@ def _closing_remark(raw: list[tuple[str, int, int]], text: str, toks: list[str],
         if _at(toks, a, "closing_remark_leads") > a and not any(
                 t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
+        if _at(toks, a, "seeing_past_remarks") == stop and any(t in _ACTION_WORDS
+                                                                 for t in toks[i:a]):
+            return [(a, stop)]
         if _at(toks, a, "reason_leads") > a and any(t in _ACTION_WORDS for t in toks[i:a]) and \
                 not any(t in DOMAIN_WORDS or t.isdigit() for t in toks[a:stop]):
             return [(a, stop)]
@@ -217,8 +220,16 @@ def _unframe(text: str) -> Framed | None:
     frame_words = toks[i:end] + (["…"] if stop < len(toks) else []) + toks[stop:]
     if not request or len(request.split()) < 1:
         return None
-    if hedge and (stop < len(toks) or end <= i or re.search(r"[,.;:!?]", request)):
-        return None  # thinking aloud before several parts: the interpreter's musing rule
+    if hedge:
+        # "I think... yeah, remove the RUL, I want to see behind it": a yes after the musing
+        # opens the one request; thinking aloud before several parts is the interpreter's
+        # musing rule
+        core = re.sub(r"^(?:\s*(?:yeah|yes|okay|ok|so|well|right)\b[\s,.]*)+", "", request,
+                      flags=re.IGNORECASE)
+        if end <= i or re.search(r"[,.;:!?]", core) or not core or \
+                stop < len(toks) and core == request:
+            return None
+        request = core
     if 0 < end <= len(toks) and toks[end - 1] == "mind":
         request = _base_verb_first(request)  # "would you mind putting up the CT"
     return Framed(request, " ".join(frame_words), hedge=hedge)
