@@ -183,3 +183,15 @@ def test_other_names_for_the_small_views(text) -> None:
     con.say("show the ct")
     con.say("zoom in")
     assert con.say(text) == [("IV.ZOOM_OUT", {})]
+
+
+def test_the_same_for_a_plane_said_twice() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("sagittal to 220")
+    assert con.say("hmm, okay, the coronal, let's do the same for the coronal") == [
+        ("IV.SHOW_MOVE", {"coronal": 220})]
+
+
+def test_minus_heard_as_mine_is_after_a_plane() -> None:
+    assert normalize("coronal mine is fifty") == "coronal -50"

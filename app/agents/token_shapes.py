@@ -352,7 +352,7 @@ _NESTING = threading.local()
 # "the same for X", "do the same with X", "likewise for X", "same goes for X", "ditto X"
 _SAME_WORDS = {"same", "likewise", "ditto", "similarly"}
 _SAME_LEAD = {"and", "now", "then", "do", "the", "please", ",", "thing", "again", "goes",
-              "go", "applies"}
+              "go", "applies", "let", "us", "we", "can", "okay", "ok", "so"}
 _SAME_PREPS = {"for", "with", "on", "to"}
 _SAME_TAIL = {"please", "too", "as", "well", ",", "now", "also"}
 
@@ -366,6 +366,10 @@ def _same_for_object(tokens: list[str]) -> list[str] | None:
         # the plane first: "now coronal the same", "axial likewise please"
         head = [t for t in tokens[:k] if t not in _SAME_LEAD and t not in _SAME_TAIL]
         tail = [t for t in tokens[k + 1:] if t not in _SAME_TAIL]
+        if tail[:1] and tail[0] in _SAME_PREPS:
+            # "the coronal, let's do the same for the coronal": the plane said twice
+            tail = [t for t in tail[1:] if t not in ("the", ",")]
+            tail = [] if tail == head else tail
         return head if len(head) == 1 and head[0] in PLANE_WORDS and not tail else None
     j = k + 1
     while j < len(tokens) and tokens[j] in _SAME_LEAD:
