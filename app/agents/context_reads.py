@@ -144,7 +144,7 @@ def _swing_on(lx: GrammarTier, tokens: list[str], state: ConsoleState, memory: M
     return None
 
 
-_PARTICLES = {"out", "in", "off", "on", "back", "away", "up", "down"}
+_PARTICLES = {"out", "in", "off", "on", "away"}
 
 
 def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, memory: Memory
@@ -220,7 +220,7 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
             # info, no, the CT": the verb said before goes with the corrected object
             # (with its particle: "zoom out the model, I mean the CT")
             end = verb + 1
-            while end < len(base) and base[end] in _PARTICLES:
+            while end < len(base) and base[end] in _PARTICLES and not set(post) & _PARTICLES:
                 end += 1
             return [*base[:end], *post], None
         return post, None

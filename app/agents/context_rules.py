@@ -389,17 +389,29 @@ def instead_of(lx: GrammarTier, r: Reading) -> bool:
     else:
         end = toks.index(",", skip) if "," in toks[skip:] else len(toks)
         gone, come = toks[skip:end], [*toks[:at], *toks[end:]]
-    named = [t for t in gone if t in STRUCT_WORDS or t in FIELD_WORDS or t in LOBE_POS]
-    if not come:
-        return False
-    if not named:
-        r.tokens = come  # "zoom in on the coronal instead of the axial"
-        return True
+    if not come or set(come) & _REMARKING:
+        return False  # "the tumour is in the RML rather than the RUL": a remark
+    named = [t for t in gone if t in STRUCT_WORDS or t in FIELD_WORDS or t in LOBE_POS or
+             t in ("lung", "lungs", "lobe", "lobes")]
     k = 0
     while k < len(come) and come[k] in _SWAP_LEADS:
         k += 1
+    if set(gone) & _DISPLAYS and not named:
+        r.tokens = ["hide", *gone, ",", *come]  # "show the CT instead of the model"
+        return True
+    if not named or any(t in _ACTION_VERBS for t in come[k:]):
+        # "zoom in on the coronal instead of the axial", "focus on the nodule rather than
+        # the RUL": only what is named before is meant
+        r.tokens = come
+        return True
     r.tokens = ["remove", *gone, ",", "add", *come[k:]]
     return True
+
+
+_REMARKING = {"is", "are", "was", "were", "sits", "lies", "we", "i", "will", "be", "its", "it"}
+_DISPLAYS = {"model", "3d", "ct", "scan", "scans", "patient", "box", "info", "information"}
+_ACTION_VERBS = MOVE_VERBS | {"zoom", "focus", "center", "centre", "rotate", "turn", "spin",
+                              "hide", "remove", "reset", "enlarge"}
 
 
 def reason_before_request(lx: GrammarTier, r: Reading) -> bool:
@@ -412,8 +424,9 @@ def reason_before_request(lx: GrammarTier, r: Reading) -> bool:
     k = 0  # the first segment with more than fillers ("okay so, uh, hmm, it's higher ...")
     while k < len(segs) - 1 and not set(segs[k]) - _MARKERS - FILLER:
         k += 1
-    if k >= len(segs) - 1 or not is_description(segs[k]):
-        return False
+    if k >= len(segs) - 1 or not is_description(segs[k]) or any(
+            is_description(seg) for seg in segs[k + 1:]):
+        return False  # (several descriptions, each with its request, are read as said)
     head = _prepare(" ".join(segs[k]))
     rest = _prepare(" , ".join(" ".join(seg) for seg in segs[k + 1:]))
     said = lx.decide(" ".join(head), r.state, r.memory)
@@ -498,7 +511,9 @@ def remark_before_request(lx: GrammarTier, r: Reading) -> bool:
         while rest and rest[0] == ",":
             rest = rest[1:]
         if rest and (_has_head(rest) or set(rest) & set(DIRECTIONS) or _framed_request(rest)) \
-                and not _is_statement(rest) and not _a_plan(rest):
+                and not _is_statement(rest) and not _a_plan(rest) and \
+                rest[:2] not in (["right", "there"], ["right", "here"]):
+            # ("that's the fissure, right there": "right" points, it turns nothing)
             r.tokens, r.statement = _with_referent(rest, tokens[:cut]), False
             return True
     return False

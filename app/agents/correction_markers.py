@@ -131,9 +131,16 @@ def _english_no_and_sorry(tokens: list[str]) -> list[str]:
     return out
 
 
+_ADDING = {"and", "also", "too", "plus", "as", "well", "or", ","}
+
+
 def _same_sort(tokens: list[str], i: int, k: int) -> bool:
-    """The words just before ``i`` and just after ``k`` name the same sort of value."""
+    """The words just before ``i`` and just after ``k`` name the same sort of value, with no
+    list on either side ("show the age sorry and the BMI" adds; "the diagnosis and the BMI
+    sorry the weight" is left to the pauses to tell)."""
     arts = ("the", "a", "an")
+    if set(tokens[k:]) & _ADDING or set(tokens[:i]) & {"and", ","}:
+        return False
     before = [x for x in tokens[max(0, i - 2):i] if x not in arts]
     after = [x for x in tokens[k:k + 3] if x not in arts][:2]
     return bool(before and after and _kinds(before) & _kinds(after) & _VALUE_KINDS)

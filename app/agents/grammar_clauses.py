@@ -484,7 +484,8 @@ def clause_intent(c: Clause) -> str:
                       # "that's enough patient info", "enough of the model"
                       r"(?<!big )(?<!close )(?<!far )(?<!zoomed )\benough (of |with )?(the |that |"
                       r"this |her |his )?(?!(for|now|please|thanks)\b)[a-z0-9]+|"
-                      r"\btake away\b|\btake out\b|\btake (the|those|these) \w+( \w+){0,3} out\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
+                      r"\btake away\b|(?<!will )(?<!going to )(?<!gonna )(?<!we )(?<!i )\btake out\b|"
+                      r"\btake (the|those|these) \w+( \w+){0,3} out\b|\bshut (it |them )?down\b|\bput( \w+){0,3} away\b|"
                       r"\b(turn|switch) (it |them |\w+ )?off\b|"
                       # "off it", "that off": a pronoun and the particle alone
                       r"^(off (it|that|this|them)|(it|that|this|them) off)( please| now)?$", text):

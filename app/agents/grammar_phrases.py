@@ -85,7 +85,8 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     # ("turn the trachea back on": with the verb said first)
     (r"^(?:(?:turn|switch|flip|put|bring) )?(the )?((?:right |left )?(?:upper |middle |lower )?"
      r"(?:lobe|lobes|lung|lungs|nodules?|"
-     r"airway|trachea|rul|rml|rll|lul|lll)) back (on|in)\b", "readd \\1\\2"),
+     r"airway|trachea|rul|rml|rll|lul|lll)) back (on|in)\b(?! (?:its|it|her|his|the)\b)",
+     "readd \\1\\2"),
     # "coronal view, big, please make": the verb said last
     (r"\b(big|bigger|large|larger|small|smaller),? (please )?make( it)?$", "make it \\1"),
     # "twenty down" / "axial, 20 down": the step said before its direction

@@ -145,7 +145,8 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             k = i - 2 if i > 1 and toks[i - 1] == "the" else i - 1
             if k >= 0 and toks[k] in ("whole", "entire", "all", "complete", "both"):
                 c.use(k)  # "all the lobes", "the whole left lung"
-            if side is None and "middle" in positions:
+            if side is None and "middle" in positions and not set(toks[:j]) & {
+                    "all", "both", "every", "each"}:
                 side = "right"  # "the middle and lower lobes": only the right has a middle
             sides = ["left", "right"] if side in (None, "both") else [side]
             if positions:

@@ -283,8 +283,12 @@ def _mixed_numbers(tokens: list[str]) -> list[str]:
         nxt = tokens[i + 1] if i + 1 < n else ""
         pair = len(tok) == 1 and nxt.isdigit() and len(nxt) == 2 and "0" not in (tok, nxt[0]) or \
             len(tok) == 2 and len(prev) == 1 and prev.isdigit() and "0" not in (prev, tok[0])  # "1 50": 150
-        # "1 fifty": a digit before a tens word is the hundreds of one number, as in "1 50"
-        pair = pair or len(tok) == 1 and tok != "0" and (nxt in _TENS or nxt in _TEENS)
+        # "plus 1 fifty": a digit before a tens word is the hundreds of one number, as in
+        # "1 50" (one amount after a sign or direction, not a list: "move to 5 twenty 30")
+        after = tokens[i + 2] if i + 2 < n else ""
+        pair = pair or len(tok) == 1 and tok != "0" and (nxt in _TENS or nxt in _TEENS) and \
+            prev in _AMOUNT_LEADS and not (after.isdigit() or _is_num_word(after) or after in (
+                "times", "time"))
         if tok.isdigit() and int(tok) < 100 and (
                 nxt in _SCALES and len(tok) == 1 or prev in _SCALES or pair or
                 prev == "and" and before in _SCALES):
