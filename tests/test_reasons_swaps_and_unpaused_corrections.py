@@ -195,3 +195,10 @@ def test_the_same_for_a_plane_said_twice() -> None:
 
 def test_minus_heard_as_mine_is_after_a_plane() -> None:
     assert normalize("coronal mine is fifty") == "coronal -50"
+
+
+def test_no_sorry_without_pauses_is_one_correction() -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say("uh coronal plus fifty no sorry minus fifty") == [
+        ("IV.SHOW_MOVE", {"coronal": "-50"})]

@@ -65,7 +65,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
                     _kinds([tokens[i - 1]]) == _kinds(after) != {"word"}:
                 found = (i, k)
         elif (t == "sorry" and 0 < i < n - 1 or (t, nxt) in (("i", "mean"), ("i", "meant"))
-              and 0 < i < n - 2) and not after_pause and nxt != "," and \
+              and 0 < i < n - 2) and not after_pause and nxt != "," and tokens[i - 1] not in (
+                "no", "nah", "nope", "sorry", "actually", "wait", "oh") and \
                 _same_sort(tokens, i, i + (1 if t == "sorry" else 2)):
             # with no pause, as a recogniser writes it: "sagittal plus 60 sorry minus 60",
             # "rotate right i mean left" — the same sort of value either side
