@@ -202,3 +202,11 @@ def test_no_sorry_without_pauses_is_one_correction() -> None:
     con.say("show the ct")
     assert con.say("uh coronal plus fifty no sorry minus fifty") == [
         ("IV.SHOW_MOVE", {"coronal": "-50"})]
+
+
+def test_a_plane_named_to_show_is_the_one_a_later_zoom_enlarges() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("sagittal plus 20")
+    assert con.say("show me the coronal on the CT, big")[-1] == (
+        "IV.ZOOM_IN_MOVE", {"plane": "coronal"})

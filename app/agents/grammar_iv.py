@@ -484,6 +484,8 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
         params["window"] = window
     if moves:
         ctx.iv_plane = list(moves)[-1]
+    elif len(named) == 1:
+        ctx.iv_plane = named[0]  # "show me the coronal on the CT, big": the plane said
     if ctx.iv_mode is None:
         ctx.iv_mode = "small_views" if ctx.state.iv.mode == "none" else ctx.state.iv.mode
     said = [t for t in c.toks if t in DIRECTIONS]
