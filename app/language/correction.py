@@ -41,6 +41,7 @@ from app.language.sound_spans import (
     SHORTHAND_NEXT,
     commandish,
     heard_plane,
+    join_split_words,
     known_said,
     sound_spans,
     two_words,
@@ -336,26 +337,6 @@ def _is_known(tok: str, lex: Lexicon, protected: frozenset[str] | set[str]) -> b
             or not tok.isalpha())
 
 
-def _join_exact(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
-                changes: list[tuple[str, str, str]]) -> list[str]:
-    """Two words that are no words of the console and run together spell one exactly ("show
-    the mod el" → model, "no dules" → nodules): the recogniser split it."""
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        a, b = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else ""
-        whole = a + b
-        if b and a.isalpha() and b.isalpha() and len(whole) >= 5 and whole in lex and not any(
-                _is_known(w, lex, protected) or w in _FUNCTION_WORDS for w in (a, b)):
-            changes.append((f"{a} {b}", whole, "split word"))
-            out.append(whole)
-            i += 2
-            continue
-        out.append(a)
-        i += 1
-    return out
-
-
 def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] | set[str],
                     changes: list[tuple[str, str, str]]) -> list[str]:
     """Repair word boundaries the recogniser got wrong, on words it does not know:
@@ -365,7 +346,8 @@ def _split_and_join(tokens: list[str], lex: Lexicon, protected: frozenset[str] |
       ("move in, farrier 15" → move inferior 15: same metaphone, close spelling);
     * a plane heard with a garbled ending before a step ("sagible 200", "coralanol -50")."""
     known = lex.words and frozenset(lex.words) | protected | _CONTENT
-    tokens = _join_exact(tokens, lex, protected, changes)
+    tokens = join_split_words(tokens, lambda w: w in lex, lambda w: _is_known(
+        w, lex, protected) or w in _FUNCTION_WORDS, changes)
     out: list[str] = []
     for i, tok in enumerate(tokens):
         if _is_known(tok, lex, protected) or len(tok) < 4:

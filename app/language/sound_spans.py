@@ -7,6 +7,8 @@ word boundaries is ours, no library does it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jellyfish
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
@@ -139,5 +141,26 @@ def sound_spans(tokens: list[str], ours: frozenset[str] | set[str],
                 changes.append((" ".join(span), hit, "words that sound like one term"))
                 out[i:i + n] = [hit]
                 break
+        i += 1
+    return out
+
+
+def join_split_words(tokens: list[str], console_word: Callable[[str], bool],
+                     known: Callable[[str], bool],
+                     changes: list[tuple[str, str, str]]) -> list[str]:
+    """Two words that are no words of the console and run together spell one exactly ("show
+    the mod el" → model, "no dules" → nodules): the recogniser split it."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        a, b = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else ""
+        whole = a + b
+        if b and a.isalpha() and b.isalpha() and len(whole) >= 5 and console_word(whole) and \
+                not (known(a) or known(b)):
+            changes.append((f"{a} {b}", whole, "split word"))
+            out.append(whole)
+            i += 2
+            continue
+        out.append(a)
         i += 1
     return out
