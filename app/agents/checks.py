@@ -17,6 +17,7 @@ from app.agents.decision import Decision
 from app.core.registry import Step
 from app.core.vocab import IR_ALL_FIELDS
 from app.language import has_any, matches, which_of, words
+from app.language.scope import other_talk_why, other_talk_word
 from app.language.vocabulary import ONLY_WORDS
 
 
@@ -388,7 +389,9 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         return "it is said to the people in the room"
     if any(low[i] in words("group_address") and (
             toks[i - 1:i] == [","] or toks[i + 1:i + 2] == [","]) for i in range(len(low))) and \
-            not any(t in _DOMAIN for t in low):
+            (not any(t in _DOMAIN for t in low) or not set(low) & (
+                _ACTION_VERBS | _DISPLAY_NAMES_SAID | {"please"})):
+        # ("Okay team, quick recap: right upper lobe adenocarcinoma": the case told to them)
         return "it is said to the people in the room"
     if low and low[0] in words("group_address") and not set(low) & _DISPLAY_NAMES_SAID and \
             not set(low) & _ACTION_VERBS:
@@ -423,7 +426,8 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         before = toks[i - 1] if i else ""
         after = toks[i + 1] if i + 1 < len(toks) else ""
         if (i == 0 and after == ",") or (before == "," and after in ("?", ".", "!", "", ",")):
-            return f"it calls on {t}, a person"
+            # ("Stapler, white load.": the thing asked for is named, not a person)
+            return other_talk_why(lw) or f"it calls on {t}, a person"
     return None
 
 
@@ -439,8 +443,9 @@ def unknown_opener(raw: str, known: frozenset[str] | set[str] = frozenset()) -> 
         return None
     low = toks[0].lower()
     if low in known or low in given_names() or low in words("person_titles") or \
-            low in words("roles_called"):
-        return None
+            low in words("roles_called") or other_talk_word(low):
+        return None  # ("Stapler, white load.": an instrument asked for, not a word of another
+        # language)
     cut = (raw or "").find(",")
     rest = (raw or "")[cut + 1:].strip()
     return rest or None

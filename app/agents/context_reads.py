@@ -159,7 +159,8 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
     i, j = cut
     # "Ag no, the other way", "Oh no, the coronal": an opening interjection is no part of
     # what is corrected ("right, no, left" keeps its direction)
-    pre = [t for t in tokens[:i] if t != "," and t not in _OPENERS]
+    # ("sorry, I meant vertically": an apology before the marker is no part of it either)
+    pre = [t for t in tokens[:i] if t != "," and t not in _OPENERS and t not in _SORRY]
     post = tokens[j:]
     while post and post[0] in (",", "the"):
         post = post[1:]

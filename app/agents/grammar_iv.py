@@ -278,11 +278,18 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 value = _rel(sign * v)
             else:
                 value = v
-            if prev == "by" and not s and dir_events and dir_events[-1][3] is None and all(
-                    x in _STEP_GLUE | {"on", "in", "through", "along", "slices"} |
-                    set(PLANE_WORDS) for x in toks[dir_events[-1][4] + 1:i]):
-                # "scroll down on the axial by 20": the step of the direction said before
+            between = toks[dir_events[-1][4] + 1:i] if dir_events else []
+            if (prev == "by" or sign is None and not absolute_hint and len(pending) == 1 and
+                    sum(x in PLANE_WORDS for x in between) == 1) and not s and \
+                    dir_events and dir_events[-1][3] is None and all(
+                    x in _STEP_GLUE | {"on", "in", "through", "along", "slices", ","} |
+                    set(PLANE_WORDS) for x in between):
+                # "scroll down on the axial by 20", "go down on the axial, like, fifteen
+                # slices": the step of the direction said before the plane
                 dir_events[-1][3] = v
+                if prev != "by":
+                    dir_events[-1][0] = pending[0]
+                    pending_filled = True
                 c.use_words({"on", "in", "through", "along"})
             elif pending and not pending_filled and not (
                     sign is None and not absolute_hint and not s and
@@ -359,6 +366,8 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     counted = {(e[0], e[1]) for e in dir_events if e[3] is not None}
     dir_events = [e for e in dir_events if e[3] is not None or (e[0], e[1]) not in counted]
     for dplane, dsign, k, step, _ in dir_events:
+        if step is None and dplane in moves and dplane not in rel:
+            continue  # "go down on the axial to 15": the slice said is where it goes
         amount = step if step is not None else 10 * k * count
         rel[dplane] = rel.get(dplane, 0) + dsign * amount
     if orphans:

@@ -435,8 +435,10 @@ def _is_undo_phrase(words: list[str]) -> bool:
     # plane named first is not enough: the last move may have been another plane's)
     markers = word_class("discourse_markers")
     # "back to where we were on the CT": the slices the phrase means may be named after it
+    tail = {k for s, e in matches(words[b:], "back_time_tails") for k in range(s, e)}
+    after = [t for k, t in enumerate(words[b:]) if k not in tail]  # "... where we were before"
     return all(t in fill or t in (",", ".") or t in markers for t in before) and \
-        all(t in fill or t in (",", ".") or t in _ON_THE_CT for t in words[b:])
+        all(t in fill or t in (",", ".") or t in _ON_THE_CT for t in after)
 
 
 _ON_THE_CT = {"on", "in", "for", "with", "the", "ct", "scan", "scans", "images", "slices"}

@@ -195,7 +195,7 @@ def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]
                 continue
             joined = "".join(span)
             score = fuzz.ratio(joined, _WAKE)
-            same_sound = jellyfish.metaphone(joined) in ("TFNS", "TFNX", "TFNK", "TFNX")
+            same_sound = jellyfish.metaphone(joined) in ("TFNS", "TFNX", "TFNK", "TFNT")
             if score >= 80 or (same_sound and score >= 65) or (
                     width >= 2 and span[-1] in ("vinci", "vinchi", "vinchy", "vincy", "vinci's")
                     and span[0] in ("da", "the", "de", "de", "di", "duh", "a", "la")):

@@ -16,6 +16,7 @@ import re
 import unicodedata
 
 from app.language import replace_phrases, rewrite
+from app.language.vocabulary import FIELD_PHRASES, FIELD_WORDS
 
 # ---------------------------------------------------------------------------------------------
 # normalisation
@@ -376,6 +377,11 @@ def _number_words(tokens: list[str]) -> list[str]:
                     and nxt not in ("time", "times", "slice", "slices", "step", "steps")):
                 out.append(tok)  # pronoun "one"
                 i += 1
+                continue
+            if run == ["two"] and all(t in ",.?!" for t in tokens[j:]) and (
+                    prev in FIELD_WORDS or any(out[-len(w):] == list(w) for w, _ in FIELD_PHRASES)):
+                out.append("too")  # "and the diagnosis two": a field takes no number
+                i = j
                 continue
             digits = _digit_run(run)
             values = [digits] if digits is not None else _parse_number_run(run)

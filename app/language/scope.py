@@ -82,4 +82,10 @@ def scope() -> Scope:
 def other_talk_word(word: str) -> bool:
     """Is the word by itself one an out-of-scope class names ("retraction", "suction")? It is
     a word of its own then, not a console word misheard, and the corrector leaves it as said."""
-    return any(c.pattern.fullmatch(word) for c in scope().classes)
+    return other_talk_why(word) is not None
+
+
+@lru_cache(maxsize=4096)
+def other_talk_why(word: str) -> str | None:
+    """The plain-words reason of the out-of-scope class the word by itself names, or None."""
+    return next((c.why for c in scope().classes if c.pattern.fullmatch(word)), None)
