@@ -45,6 +45,39 @@ def test_go_ahead_and_is_a_lead_in_not_a_move(text: str) -> None:
     assert con.say(text) == [("IV.SHOW_MOVE", {})]
 
 
+def test_go_ahead_and_inside_a_sentence_moves_nothing() -> None:
+    con = Console()
+    con.say("show the 3d model")
+    assert con.say("rotate left and go ahead and zoom in") == [
+        ("AR.ROTATE", {"direction": "left"}), ("AR.ZOOM_IN", {})]
+
+
+@pytest.mark.parametrize("text", ["go down on the axial for 15", "go down on the axial, 1 cm",
+                                  "axial 40 and down"])
+def test_an_amount_that_is_no_step_of_that_direction_makes_no_slice(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    steps = con.say(text)
+    assert all(not isinstance(v, int) or v == 40 for _, p in steps for v in p.values())
+
+
+@pytest.mark.parametrize("text", ["axial down 15 and the coronal too",
+                                  "go down on the axial 15 and the coronal too",
+                                  "go down 15 on the axial and do the same for coronal"])
+def test_a_plane_named_with_too_takes_the_same_move(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say(text) == [("IV.SHOW_MOVE", {"axial": "-15", "coronal": "-15"})]
+
+
+@pytest.mark.parametrize("text", ["coronal, sorry", "zoom in on the coronal, sorry"])
+def test_an_apology_is_never_heard_as_zero(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say(text)
+    assert con.snap["iv"]["pos"]["coronal"] == 256
+
+
 def test_the_other_way_with_an_apology_reverses_the_last_move() -> None:
     con = Console()
     con.say("show the ct")
@@ -96,9 +129,12 @@ def test_an_instrument_called_out_is_refused_with_its_own_reason() -> None:
     assert "instruments" in rec["reply"]["text"]
 
 
-def test_a_request_to_the_team_for_the_console_still_runs() -> None:
+@pytest.mark.parametrize("text", ["Okay team, right upper lobe please",
+                                  "Okay team, just the right upper lobe",
+                                  "Okay everyone, the right upper lobe only"])
+def test_a_request_to_the_team_for_the_console_still_runs(text: str) -> None:
     con = _fast()
-    con.say("Okay team, right upper lobe please")
+    con.say(text)
     assert "right_upper_lobe" in con.snapshot()["ar"]["structures"]
 
 
@@ -149,3 +185,22 @@ def test_two_after_a_field_is_heard_as_too() -> None:
 def test_a_misheard_wake_word_is_set_aside() -> None:
     con = Console()
     assert con.say("divinity show the patient data") == [("IR.SHOW", {})]
+
+
+def test_a_want_to_before_the_move_does_not_make_the_amount_a_slice() -> None:
+    con = Console()
+    con.say("show the ct")
+    assert con.say("Okay, so, uh, I wanna go down on the axial, like, fifteen slices.") == [
+        ("IV.SHOW_MOVE", {"axial": "-15"})]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("And the lobe inferior of the right too.", "right_lower_lobe"),
+    ("the lobe middle of the right lung", "right_middle_lobe"),
+    ("the lobe inferior of the left side", "left_lower_lobe"),
+])
+def test_a_side_said_after_a_postposed_lobe_level_says_whose_lobe(text: str, key: str) -> None:
+    con = Console()
+    con.say("show the 3d model")
+    steps = con.say(text)
+    assert steps == [("AR.SHOW", {"structures": [key], "op": "add"})]

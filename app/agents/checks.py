@@ -389,8 +389,7 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
         return "it is said to the people in the room"
     if any(low[i] in words("group_address") and (
             toks[i - 1:i] == [","] or toks[i + 1:i + 2] == [","]) for i in range(len(low))) and \
-            (not any(t in _DOMAIN for t in low) or not set(low) & (
-                _ACTION_VERBS | _DISPLAY_NAMES_SAID | {"please"})):
+            (not any(t in _DOMAIN for t in low) or _tells_the_group(raw)):
         # ("Okay team, quick recap: right upper lobe adenocarcinoma": the case told to them)
         return "it is said to the people in the room"
     if low and low[0] in words("group_address") and not set(low) & _DISPLAY_NAMES_SAID and \
@@ -429,6 +428,14 @@ def addressed_to_person(raw: str, known: frozenset[str] | set[str] = frozenset()
             # ("Stapler, white load.": the thing asked for is named, not a person)
             return other_talk_why(lw) or f"it calls on {t}, a person"
     return None
+
+
+def _tells_the_group(raw: str) -> bool:
+    """Words that tell the people addressed something ("quick recap", "we're doing", "this
+    is"), not a request of the console's."""
+    from app.language.normalize import normalize, tokens_of
+
+    return bool(matches(tokens_of(normalize(raw)), "group_statement_leads"))
 
 
 def unknown_opener(raw: str, known: frozenset[str] | set[str] = frozenset()) -> str | None:

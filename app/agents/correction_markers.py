@@ -79,11 +79,8 @@ def _correction_marker(tokens: list[str]) -> tuple[int, int] | None:
         elif t == "no" and nxt and nxt not in ("more", "longer", "need") and (
                 nxt == "," or i > 0 and tokens[i - 1] == "," and not leaves_out(tokens, i)) or \
                 t == "sorry" and after_pause and (nxt and nxt != "," or i + 1 == n and i > 2 and
-                                                  tokens[i - 2] not in _INTERJECTIONS and
-                                                  "," in tokens[:i - 1]):
-            # (a closing "sorry" after two values: "vertically, horizontally, sorry"; after one
-            # request it takes nothing back: "the other way, sorry")
-            found = (i, i + 1)
+                                                  tokens[i - 2] not in _INTERJECTIONS):
+            found = (i, i + 1)  # (a closing "sorry": "vertically, horizontally, sorry")
         elif t == "sorry" and nxt == "," and i + 2 < n and (after_pause or _is_num(tokens[i - 1])):
             found = (i, i + 2)  # "180 pardon, sagittal 180": said after the value it takes back
         elif (t, nxt) in _CORRECTION_PAIRS and (after_pause or tokens[i - 1] in (

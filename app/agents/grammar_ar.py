@@ -141,9 +141,11 @@ def _expand(keys: Iterable[str]) -> list[str]:
 
 
 def _lobes_of_a_side(toks: list[str], i: int) -> bool:
-    """"the other lobes on the right side": the side says whose lobes, not a view."""
+    """"the other lobes on the right side", "the lobe inferior of the left side": the side
+    says whose lobes, not a view."""
     return i >= 4 and toks[i - 1] in SIDES and toks[i - 2] == "the" and \
-        toks[i - 3] in ("on", "of") and toks[i - 4] in ("lobe", "lobes", "lung", "lungs")
+        toks[i - 3] in ("on", "of") and (toks[i - 4] in ("lobe", "lobes", "lung", "lungs") or
+                                         i >= 5 and toks[i - 5] in ("lobe", "lobes"))
 
 
 def _ar_view(c: Clause) -> str | None:

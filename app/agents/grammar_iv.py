@@ -166,6 +166,8 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     absolute_hint = False  # "to", "at", "slice": the next number is a slice index
     orphans: list[tuple[int, Any]] = []  # (token index, value) with no plane
     dir_events: list[list[Any]] = []  # [plane, sign, count, step or None, token index]
+    named_slice: set[str] = set()  # planes sent to a slice said with "to" / "at" / "slice"
+    attached: set[int] = set()  # direction words whose plane was named after them
     # "all the way down": to the end of that direction's plane
     for k in range(n - 2):
         if toks[k:k + 2] == ["the", "way"] and k > 0 and toks[k - 1] == "all":
@@ -279,10 +281,10 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             else:
                 value = v
             between = toks[dir_events[-1][4] + 1:i] if dir_events else []
-            if (prev == "by" or sign is None and not absolute_hint and len(pending) == 1 and
+            if (prev == "by" or sign is None and len(pending) == 1 and
                     sum(x in PLANE_WORDS for x in between) == 1) and not s and \
                     dir_events and dir_events[-1][3] is None and all(
-                    x in _STEP_GLUE | {"on", "in", "through", "along", "slices", ","} |
+                    x in _STEP_GLUE | {"on", "in", "through", "along", "slices", ",", "for"} |
                     set(PLANE_WORDS) for x in between):
                 # "scroll down on the axial by 20", "go down on the axial, like, fifteen
                 # slices": the step of the direction said before the plane
@@ -290,6 +292,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                 if prev != "by":
                     dir_events[-1][0] = pending[0]
                     pending_filled = True
+                    attached.add(dir_events[-1][4])
                 c.use_words({"on", "in", "through", "along"})
             elif pending and not pending_filled and not (
                     sign is None and not absolute_hint and not s and
@@ -302,6 +305,8 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                     else:
                         moves[p] = value
                         rel.pop(p, None)
+                        if prev in ("to", "at") or prev in _INDEX_NOUNS:
+                            named_slice.add(p)
                 pending_filled = True
             elif dir_events and dir_events[-1][3] is None and all(
                     x in _STEP_GLUE for x in toks[dir_events[-1][4] + 1:i]):
@@ -342,7 +347,7 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     # "down 10 on the coronal": the only plane named got no value of its own, and the
     # direction words name one other plane: they give the named plane its sign
     if len(pending) == 1 and not pending_filled and sign is None and dir_events and \
-            not orphans and \
+            not orphans and not attached and \
             len({e[0] for e in dir_events}) == 1 and dir_events[0][0] != pending[0]:
         for e in dir_events:
             e[0] = pending[0]
@@ -366,10 +371,19 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
     counted = {(e[0], e[1]) for e in dir_events if e[3] is not None}
     dir_events = [e for e in dir_events if e[3] is not None or (e[0], e[1]) not in counted]
     for dplane, dsign, k, step, _ in dir_events:
-        if step is None and dplane in moves and dplane not in rel:
+        if step is None and dplane in named_slice and dplane not in rel:
             continue  # "go down on the axial to 15": the slice said is where it goes
         amount = step if step is not None else 10 * k * count
         rel[dplane] = rel.get(dplane, 0) + dsign * amount
+    left = [p for p in pending if p not in rel and p not in moves]
+    if left and not pending_filled and sign is None and not orphans and \
+            len(rel) + len(moves) == 1 and set(toks) & {"too", "also", "same", "well"}:
+        # "axial down 15 and the coronal too": the plane named last takes the same move
+        for p in left:
+            if rel:
+                rel[p] = next(iter(rel.values()))
+            else:
+                moves[p] = next(iter(moves.values()))
     if orphans:
         vals = [v for _, v in orphans]
         if len(vals) == 3 and not pending:

@@ -127,6 +127,15 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
                     positions.append(LOBE_POS.get(toks[k]) or _AFTER_NOUN[toks[k]])
                 took.append(k)
                 k += 1
+            at = k + 2 if toks[k + 1:k + 2] == ["the"] else k + 1
+            if positions and side is None and at < n and toks[k] in ("on", "of", "in") and \
+                    toks[at] in SIDES:
+                side = SIDES[toks[at]]  # "the lobe inferior of the right (lung)"
+                took.extend(range(k, at + 1))
+                k = at + 1
+                if k < n and toks[k] in ("side", "lung", "lungs", "hemithorax", "chest"):
+                    took.append(k)
+                    k += 1
             if positions:
                 j = k
             else:

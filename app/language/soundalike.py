@@ -246,9 +246,13 @@ def amount_reading(text: str, known: frozenset[str] = frozenset()) -> str | None
     ("coronal back twenny" → "coronal back twenty"); None when there is none, or when two
     number words sound equally near."""
     words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
+    # ("coronal, sorry": an apology or a filler is said as itself, never as "zero")
+    spoken = language_words("command_fillers") | language_words("discourse_markers") | \
+        language_words("correction_sorry")
     for k in range(1, len(words)):
         w = words[k][2]
-        if words[k - 1][2].lower() not in AMOUNT_BEFORE or _known(w, known):
+        if words[k - 1][2].lower() not in AMOUNT_BEFORE or _known(w, known) or \
+                w.lower() in spoken:
             continue
         scored = sorted(((similarity(w, t), t.written) for t in _number_terms()), reverse=True)
         if not scored or scored[0][0] < AMOUNT_MIN_SIMILARITY or (
