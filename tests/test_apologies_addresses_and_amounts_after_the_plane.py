@@ -204,3 +204,20 @@ def test_a_side_said_after_a_postposed_lobe_level_says_whose_lobe(text: str, key
     con.say("show the 3d model")
     steps = con.say(text)
     assert steps == [("AR.SHOW", {"structures": [key], "op": "add"})]
+
+
+@pytest.mark.parametrize("text", ["no, the coronal", "sorry, I meant the coronal"])
+def test_a_plane_corrected_in_the_next_command_puts_the_wrong_plane_back(text: str) -> None:
+    con = _fast()
+    con.say("show the ct")
+    con.say("axial up 20")
+    con.say(text)
+    assert con.snapshot()["iv"]["pos"] == {"axial": 64, "coronal": 276, "sagittal": 256}
+
+
+def test_an_amount_corrected_in_the_next_command_moves_only_the_difference() -> None:
+    con = _fast()
+    con.say("show the ct")
+    con.say("axial up 20")
+    con.say("sorry, 30")
+    assert con.snapshot()["iv"]["pos"]["axial"] == 94

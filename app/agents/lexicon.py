@@ -490,10 +490,18 @@ def _made_up(steps: list[Step], before: list[Step]) -> list[Step]:
     if not done:
         return steps
     out = []
+    said = {k for st in steps if st.action_id == "IV.SHOW_MOVE" for k in st.params}
     for st in steps:
         if st.action_id == "IV.SHOW_MOVE":
-            st = Step(st.action_id, {k: _rel(int(v) - done[k]) if k in done and isinstance(
-                v, str) and v[:1] in "+-" else v for k, v in st.params.items()})
+            params = {k: _rel(int(v) - done[k]) if k in done and isinstance(
+                v, str) and v[:1] in "+-" else v for k, v in st.params.items()}
+            if said and st.params and not set(st.params) & set(done):
+                # "axial up 20", "sorry, I meant the coronal": the plane moved by mistake
+                # goes back (first, so the corrected plane stays the one last moved)
+                params = {**{k: _rel(-v) for k, v in done.items() if k not in said and v},
+                          **params}
+                said = set()
+            st = Step(st.action_id, params)
         out.append(st)
     return out
 
