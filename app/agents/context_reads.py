@@ -30,6 +30,7 @@ from app.language import words as language_words
 from app.language.normalize import tokens_of
 from app.language.vocabulary import (
     AR_VIEW_WORDS,
+    DIRECTIONS,
     FILLER,
     HIDE_VERBS,
     LOBE_POS,
@@ -184,8 +185,10 @@ def _self_correction(lx: GrammarTier, tokens: list[str], state: ConsoleState, me
         return [*pre, *post], None
     if not post:
         return (pre, None) if pre else None
-    if pre and _only_directions(pre) and _only_directions(post):
-        return post, None  # "up up up no up up": the directions said again, as meant
+    if pre and _only_directions(pre) and _only_directions(post) and set(post) & set(DIRECTIONS):
+        # "up up up no up up": the directions said again, as meant ("go up 20, no, 30" keeps
+        # the direction: the number alone is replaced below)
+        return post, None
     core = [t for t in post if t not in FILLER]
     if "opposite" in core and pre and set(core) <= {"opposite", "way", "direction", "go"}:
         # "rotate left, no, the other way": what was just said, reversed

@@ -309,7 +309,8 @@ def the_other_way(lx: GrammarTier, r: Reading) -> bool:
     if "opposite" in r.core and set(r.core) <= {"opposite", "go", "move", "rotate", "turn",
                                                  "swing", "spin", "now", "please", "back",
                                                  "same", "distance", "amount", "no", "nah",
-                                                 "nope", "sorry", "oops"}:
+                                                 "nope", "sorry", "oops", "but", "take",
+                                                 "it", "do", "that", "thing"}:
         # "no the other way", "the other way, sorry"
         prev = _last_reversible(lx, r.state, r.memory) or _last_real(lx, r.memory)
         if prev is not None:

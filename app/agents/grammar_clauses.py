@@ -126,6 +126,9 @@ _MANNER_ADVERB = re.compile(r"^(?:[a-z]{2,}(?:ful|ous|ent|ant|ive|ate|ed|al|ic|i
                             r"ish|ow|ick|ft|th|nt|ct|rm|ar|et|nd|ng|ure)ly|[a-z]{3,}(?<!fam)ily)$")
 
 
+_STEP_ON = {"on", "in", "for", "the", "that", "this", "slices", "slice", "steps"}
+
+
 def _has_head(toks: list[str]) -> bool:
     """Does a segment carry its own command (a verb, a move, a question)?"""
     s = set(toks)
@@ -363,7 +366,13 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         degree = sep == "," and bool(core) and set(core) <= _DEGREE_WORDS and \
             bool(set(core) & {"more", "bit", "little", "touch", "tad"}) and _has_head(prev.toks) \
             and not any(_is_num(t) for t in prev.toks)
-        if bare_nums or repeated or plane_only or counted or shared or degree:
+        # "take me forward, say, forty on that coronal": the amount after the pause, with
+        # the plane it is on
+        step_on = sep == "," and bool(core) and _is_num(core[0]) and core[0][:1] not in "+-" \
+            and any(t in DIRECTIONS for t in prev_core) and \
+            not any(_is_num(t) for t in prev_core) and \
+            sum(t in PLANE_WORDS for t in core) == 1 and set(core[1:]) <= _STEP_ON | set(PLANE_WORDS)
+        if bare_nums or repeated or plane_only or counted or shared or degree or step_on:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue
         if sep == "," and head and (_names_a_display_only(prev.toks) and (

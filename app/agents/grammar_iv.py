@@ -218,9 +218,10 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                     pending, pending_filled = [dplane], False
                     sign, absolute_hint = None, True
             elif (orphans and isinstance(orphans[-1][1], int) and all(
-                    x in ("slices", "slice", "steps", "to", "the", "towards", "toward", ",")
+                    x in ("slices", "slice", "steps", "to", "the", "towards", "toward", ",",
+                          "more", "go", "move", "further", "farther")
                     for x in toks[orphans[-1][0] + 1:i])):
-                _, v = orphans.pop()  # "20 slices up", "40 slices to the right"
+                _, v = orphans.pop()  # "20 slices up", "40 slices to the right", "30 more go down"
                 dir_events.append([dplane, dsign, 1, v, i])
             elif pending and not pending_filled:
                 # "move axial up 20": the plane is named, the word gives the sign; the same
@@ -309,8 +310,9 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
                             named_slice.add(p)
                 pending_filled = True
             elif dir_events and dir_events[-1][3] is None and all(
-                    x in _STEP_GLUE for x in toks[dir_events[-1][4] + 1:i]):
-                dir_events[-1][3] = v  # "left 20", "up by 15", "down by another 10"
+                    x in _STEP_GLUE or x in (",", "and") for x in between) and (
+                    "and" not in between or set(between) & _APPROXIMATORS):
+                dir_events[-1][3] = v  # "left 20", "up by 15", "forward, say, 40"
             else:
                 if isinstance(value, int) and not absolute_hint and sign is None and \
                         nxt in ("slices", "steps"):
@@ -476,7 +478,8 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
                                and window is None and (c.has("view", "image", "only", "just")
                                                        or plane_one or zoomed)
-                               and not c.has("move", "go")):
+                               and not c.has("move") and not (c.has("go") and not zoomed)):
+        # ("go back to the coronal" with a plane enlarged: the coronal becomes the main view)
         c.use_words(ZOOM_IN_WORDS | SHOW_VERBS | {"zoom", "in", "into", "on", "onto", "make",
                                                   "it", "main", "full", "screen", "up",
                                                   "blow"})

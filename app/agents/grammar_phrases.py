@@ -148,13 +148,17 @@ _CANON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in (
     (r"\boperated (for|on for)\b", "diagnosis"),
     (r"\bwhat is wrong with (the patient|her|him|them)\b|\bwhy (is|are|does|do|were|was) (she|he|the patient|they|we)\b[^,]*\b"
      r"(surgery|operation|procedure|operated|operating|operate|here|having)\b", "diagnosis"),
+    # "return the model to the beginning": put it back there
+    (r"\breturn\b((?: \w+){0,3}) to (?=(normal|default|defaults|the default|the beginning|"
+     r"start|the start|original)\b)", "put\\1 back to "),
     (r"\bback to (normal|default|defaults|the default|the beginning|start|original)\b|"
      r"\bstart over\b|\bfrom scratch\b", "reset"),
     (r"\bupside down\b|\bflip(?!( it| the model| this)?( over| around)? (to|so)\b)"
      r"( it| the model| this)?( over| around)?\b|"
      r"\bhead over heels\b", "rotate vertically"),
     (r"\bpoint out\b|\bhighlight\b|\bindicate\b|\bmark\b", "readd"),
-    (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated) "
+    (r"\b(other|underlying|chronic|past|previous|existing|coexisting|associated|accompanying|"
+     r"concomitant|concurrent) "
      r"(medical |health )?(diseases?|conditions?|illness(es)?|problems?|issues?)\b",
      "comorbidities"),
     (r"\b(what|which) ((kind|type|sort) of )?(disease|illness|condition|cancer|tumor|lesion)\b",

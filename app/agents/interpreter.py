@@ -157,6 +157,11 @@ class FastInterpreter:
         # forty": the request is read alone. The grammar's own reading wins (of the request,
         # else of the whole as said); thinking aloud ("I think ...") is set aside only when
         # the grammar reads the rest as a whole command by itself.
+        if framed.frame.strip().endswith("let us"):
+            # "let's close": with the frame it is the team's next step, not a request
+            as_said = self._interpret(text or "", state, memory, grammar_only=True)
+            if not as_said.valid and (as_said.reason or "").startswith("Out of scope"):
+                return as_said
         inner = self._interpret_said(framed.request, state, memory)
         d = inner.decision
         acted = inner.valid and not inner.empty and bool(d.steps or d.undo)

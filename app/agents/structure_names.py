@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from app.agents.grammar_clauses import Clause
 from app.core.vocab import AR_STRUCTURES, LOBES
-from app.language.vocabulary import AR_VIEW_WORDS, LOBE_POS, SIDES, STRUCT_WORDS
+from app.language.vocabulary import AR_VIEW_WORDS, LOBE_POS, ROTATE_VERBS, SIDES, STRUCT_WORDS
 
 # "I want the left side in there too": a side added is that lung, not the view from it
 _SIDE_ADDED = {"too", "also", "add", "include", "including", "in"}
@@ -141,6 +141,13 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             else:
                 side = None
                 took = [x for x in took if x < j]
+        if kind in ("lung", "lungs") and side is None and not positions and j < n and \
+                toks[j] in SIDES and toks[j + 1:j + 2] not in (
+                    ["now"], ["away"], ["there"], ["here"], ["upper"], ["lower"], ["middle"],
+                    ["lobe"], ["lobes"], ["lung"]) and not set(toks[:i]) & (ROTATE_VERBS | {"turn"}):
+            side = SIDES[toks[j]]  # "the lung left" (the order of Spanish or French)
+            took.append(j)
+            j += 1
         if kind in ("lung", "lungs") and not positions and j < n and \
                 STRUCT_WORDS.get(toks[j]) == "lung_nodules":
             c.use(*took)  # "lung nodules", "left lung nodule": the lung only says where they are

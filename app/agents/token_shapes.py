@@ -364,7 +364,8 @@ def _same_for_object(tokens: list[str]) -> list[str] | None:
         return None
     if any(t not in _SAME_LEAD for t in tokens[:k]):
         # the plane first: "now coronal the same", "axial likewise please"
-        head = [t for t in tokens[:k] if t not in _SAME_LEAD and t not in _SAME_TAIL]
+        head = [t for t in tokens[:k] if t not in _SAME_LEAD and t not in _SAME_TAIL
+                and t not in ("slice", "view", "plane", "image")]  # "coronal slice also same"
         tail = [t for t in tokens[k + 1:] if t not in _SAME_TAIL]
         if tail[:1] and tail[0] in _SAME_PREPS:
             # "the coronal, let's do the same for the coronal": the plane said twice

@@ -211,6 +211,21 @@ def _strip_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]
     return tokens, []
 
 
+def _strip_closing_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Remove the wake word said last after a pause ("a little bit more, davinci", "zoom in,
+    davinci, please")."""
+    for k in range(len(tokens) - 2, max(0, len(tokens) - 7), -1):
+        if tokens[k] == "," and k > 0:
+            rest, found = _strip_wake(tokens[k + 1:])
+            if found and all(t == "," or t in _CLOSING_FILL for t in rest):
+                return tokens[:k] + [t for t in rest if t != ","], [
+                    (found[0][0], "", "wake word said last")]
+    return tokens, []
+
+
+_CLOSING_FILL = {"please", "thanks", "thank", "you", "now", "then"}
+
+
 _CLAUSE_END = re.compile(r"[.!?;,]+")
 
 
@@ -521,6 +536,8 @@ def correct(text: str, lexicon: Lexicon | None = None,
     changes: list[tuple[str, str, str]] = []
     tokens = tokens_of(text)
     tokens, wake = _strip_wake(tokens)
+    changes.extend(wake)
+    tokens, wake = _strip_closing_wake(tokens)
     changes.extend(wake)
     if _again_in_another_language(tokens):
         changes.append((" ".join(tokens), "again", "'again' in another language"))
