@@ -166,3 +166,10 @@ def test_still_closer_zooms_in_and_keep_it_still_stops() -> None:
     con.say("zoom in")
     assert con.say("Still more near") == [("AR.ZOOM_IN", {})]
     assert con.say("keep it still") == [("AR.ROTATE", {"direction": "static"})]
+
+
+def test_a_field_corrected_after_age_and_gender_replaces_the_whole_item() -> None:
+    con = Console()
+    con.say("davinci, please show me the patient's age and gender")
+    con.say("sorry, I meant the operation name")
+    assert con.snap["ir"]["fields"] == ["operation_name"]

@@ -25,6 +25,7 @@ from app.agents.token_shapes import (
     _prepare,
     _same_for_object,
 )
+from app.core.registry import Step
 from app.core.state import ConsoleState
 from app.language import words as language_words
 from app.language.normalize import tokens_of
@@ -275,11 +276,23 @@ def _substitute(lx: GrammarTier, base: list[str], post: list[str], state: Consol
                                                                              ref.steps) \
                     or _move_kinds(d.steps) != _move_kinds(ref.steps):
                 continue  # ("right 15" → "coronal 15" would turn a step into a slice)
+            if _keeps_every_field(d.steps, ref.steps):
+                continue  # ("age and gender", "no, the operation name": age brings sex back)
             score = d.confidence - 0.1 * abs(_plan_size(d.steps) - ref_size) \
                 - 0.01 * len(span) + (0.05 if _kinds(span) == _kinds(post) else 0.0)
             if best is None or score > best[0]:
                 best = (score, cand)
     return None if best is None else best[1]
+
+
+def _keeps_every_field(new: list[Step], old: list[Step]) -> bool:
+    """Does a corrected field request still show every field the request it corrects did
+    (age and sex being one item)? Then it replaced nothing."""
+    def fields(steps: list[Step]) -> set[str]:
+        return {"age" if f == "sex" else f for st in steps if st.action_id == "IR.SHOW"
+                for f in st.params.get("fields") or []}
+    before = fields(old)
+    return bool(before) and before <= fields(new)
 
 
 def _display_too(lx: GrammarTier, tokens: list[str], state: ConsoleState, memory: Memory
