@@ -30,16 +30,6 @@ def test_the_wake_word_said_last_is_set_aside() -> None:
     assert con.say("zoom in, davinci, please") == [("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]
 
 
-def test_go_back_to_a_plane_with_a_plane_enlarged_makes_it_the_main_view() -> None:
-    con = Console()
-    con.say("show the ct")
-    con.say("could you make the coronal bigger?")
-    con.say("move right twenty")
-    con.say("and up a bit")
-    assert con.say("davinci, go back to the coronal") == [
-        ("IV.ZOOM_IN_MOVE", {"plane": "coronal"})]
-
-
 def test_a_number_corrected_after_a_direction_keeps_the_direction() -> None:
     con = Console()
     con.say("show the ct")
@@ -57,6 +47,10 @@ def test_lets_close_at_the_end_is_the_teams_and_closing_a_display_is_not() -> No
     con.say("show the model")
     con.say("let's close the model")
     assert not con.snapshot()["ar"]["visible"]
+    con.say("show the model")
+    before = con.snapshot()
+    con.say("looks good, we can close it")
+    assert con.snapshot() == before
 
 
 def test_a_lobe_said_by_its_level_and_side_with_one() -> None:
@@ -67,19 +61,22 @@ def test_a_lobe_said_by_its_level_and_side_with_one() -> None:
         ("AR.SHOW", {"structures": ["right_lower_lobe"], "op": "add"})]
 
 
-@pytest.mark.parametrize("text, op", [("Put also the lung left", "add"),
-                                      ("No, no, eh, quit the lung left", "remove")])
-def test_a_side_said_after_the_lung(text: str, op: str) -> None:
+def test_a_side_said_after_the_lung() -> None:
     con = Console()
     _model(con)
-    assert con.say(text) == [
-        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": op})]
+    assert con.say("Put also the lung left") == [
+        ("AR.SHOW", {"structures": ["left_lower_lobe", "left_upper_lobe"], "op": "add"})]
 
 
-def test_turning_the_lungs_right_is_no_right_lung() -> None:
+@pytest.mark.parametrize("text", ["turn the lungs right", "show the lungs left and right",
+                                  "move the lung left", "the lung right or the lung left?"])
+def test_a_side_after_the_lungs_in_other_sentences_adds_no_one_lung(text: str) -> None:
     con = Console()
     _model(con)
-    assert all(p.get("op") != "add" for _, p in con.say("turn the lungs right"))
+    steps = con.say(text)
+    assert not any(p.get("structures") in (["left_lower_lobe", "left_upper_lobe"],
+                                           ["right_lower_lobe", "right_middle_lobe",
+                                            "right_upper_lobe"]) for _, p in steps)
 
 
 @pytest.mark.parametrize("text", ["Please bring the 3D model in the start position",
@@ -119,6 +116,15 @@ def test_an_amount_after_a_pause_and_a_hedge_is_the_step() -> None:
     assert con.say("go down, 30") == [("IV.SHOW_MOVE", {"axial": "-30"})]
 
 
+@pytest.mark.parametrize("text", ["axial up, 200 on the coronal",
+                                  "forward, 40 on the axial slice"])
+def test_a_number_on_another_plane_after_a_pause_is_that_planes_slice(text: str) -> None:
+    con = Console()
+    con.say("show the ct")
+    steps = con.say(text)
+    assert any(isinstance(v, int) for _, p in steps for v in p.values())
+
+
 def test_an_amount_said_before_more_and_its_direction() -> None:
     con = Console()
     con.say("show the ct")
@@ -134,7 +140,6 @@ def test_a_plane_slice_also_same_is_the_same_move() -> None:
 
 
 @pytest.mark.parametrize("text, fields", [
-    ("Only age and sex, other things no need", ["age", "sex"]),
     ("Show me the patient data, the diagnosis and the accompanying illnesses",
      ["comorbidities", "diagnosis"]),
     ("Put the information of the patient, only the surgery and the localisation of the tumour",
@@ -150,7 +155,6 @@ def test_field_requests_in_other_words(text: str, fields: list[str]) -> None:
 @pytest.mark.parametrize("text, expected", [
     ("View change to anterior and rotation horizontal",
      [("AR.SHOW", {"view": "anterior"}), ("AR.ROTATE", {"direction": "horizontal"})]),
-    ("Kindly rotate it to the upside", [("AR.ROTATE", {"direction": "up"})]),
     ("Could you show me the view from the patient's head side?",
      [("AR.SHOW", {"view": "superior"})]),
 ])
@@ -173,3 +177,16 @@ def test_a_field_corrected_after_age_and_gender_replaces_the_whole_item() -> Non
     con.say("davinci, please show me the patient's age and gender")
     con.say("sorry, I meant the operation name")
     assert con.snap["ir"]["fields"] == ["operation_name"]
+
+
+def test_a_slice_said_with_at_is_no_count_for_the_direction_after_it() -> None:
+    con = Console()
+    con.say("show the ct")
+    con.say("at slice 70 go down")
+    assert con.snap["iv"]["pos"]["axial"] != 0
+
+
+def test_the_wake_word_after_one_word_is_left_as_said() -> None:
+    con = Console()
+    con.say("show the ct")
+    assert not any(a.startswith("AR.") for a, _ in con.say("stop, davinci"))

@@ -371,7 +371,10 @@ def split_clauses(tokens: list[str]) -> list[Clause]:
         step_on = sep == "," and bool(core) and _is_num(core[0]) and core[0][:1] not in "+-" \
             and any(t in DIRECTIONS for t in prev_core) and \
             not any(_is_num(t) for t in prev_core) and \
-            sum(t in PLANE_WORDS for t in core) == 1 and set(core[1:]) <= _STEP_ON | set(PLANE_WORDS)
+            sum(t in PLANE_WORDS for t in core) == 1 and set(core[1:]) <= _STEP_ON | set(
+                PLANE_WORDS) and bool(set(prev_core) & _APPROXIMATORS) and any(
+                t in DIRECTIONS and DIRECTIONS[t][0] == PLANE_WORDS.get(x)
+                for t in prev_core for x in core)
         if bare_nums or repeated or plane_only or counted or shared or degree or step_on:
             prev.toks.extend(seg)  # "move to 10, 20, 50", "left, left, left"
             continue

@@ -220,7 +220,12 @@ def iv_moves(c: Clause, ctx: _Ctx) -> dict[str, Any]:
             elif (orphans and isinstance(orphans[-1][1], int) and all(
                     x in ("slices", "slice", "steps", "to", "the", "towards", "toward", ",",
                           "more", "go", "move", "further", "farther")
-                    for x in toks[orphans[-1][0] + 1:i])):
+                    for x in toks[orphans[-1][0] + 1:i]) and not (
+                    set(toks[orphans[-1][0] + 1:i]) & {"more", "go", "move", "further",
+                                                        "farther"} and
+                    toks[orphans[-1][0] - 1:orphans[-1][0]] in (["to"], ["at"], ["slice"])) and
+                    not (orphans[-1][0] and toks[orphans[-1][0] - 1] in PLANE_WORDS and
+                         set(toks[orphans[-1][0] + 1:i]) & {"more", "go", "move"})):
                 _, v = orphans.pop()  # "20 slices up", "40 slices to the right", "30 more go down"
                 dir_events.append([dplane, dsign, 1, v, i])
             elif pending and not pending_filled:
@@ -478,8 +483,7 @@ def decide_iv(c: Clause, ctx: _Ctx, intent: str) -> list[Step]:
     if intent == "zoom_in" or (intent in ("show", "move") and not moves and len(named) == 1
                                and window is None and (c.has("view", "image", "only", "just")
                                                        or plane_one or zoomed)
-                               and not c.has("move") and not (c.has("go") and not zoomed)):
-        # ("go back to the coronal" with a plane enlarged: the coronal becomes the main view)
+                               and not c.has("move", "go")):
         c.use_words(ZOOM_IN_WORDS | SHOW_VERBS | {"zoom", "in", "into", "on", "onto", "make",
                                                   "it", "main", "full", "screen", "up",
                                                   "blow"})

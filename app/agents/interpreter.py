@@ -157,7 +157,8 @@ class FastInterpreter:
         # forty": the request is read alone. The grammar's own reading wins (of the request,
         # else of the whole as said); thinking aloud ("I think ...") is set aside only when
         # the grammar reads the rest as a whole command by itself.
-        if framed.frame.strip().endswith("let us"):
+        if framed.frame.strip().endswith("let us") and set(tokens_of(normalize(
+                framed.request))) <= {"close", "up", "now", "then", "please", "her", "him"}:
             # "let's close": with the frame it is the team's next step, not a request
             as_said = self._interpret(text or "", state, memory, grammar_only=True)
             if not as_said.valid and (as_said.reason or "").startswith("Out of scope"):

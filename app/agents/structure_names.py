@@ -30,6 +30,11 @@ def _side_added(toks: list[str], start: int, end: int) -> bool:
     return bool(set(toks) & _SIDE_ADDED) and not set(toks) & _VIEW_CUES
 
 
+# "the lung left" said last, as a request (not "the lungs left and right", a move or a question)
+_AFTER_A_SIDE = {"too", "also", "as", "well", "please", "now", "then", "thanks", "thank", "you"}
+_NOT_A_LUNG_EDIT = {"turn", "move", "pan", "shift", "drag", "slide", "push", "is", "which",
+                    "what", "or", "where", "whether"}
+
 # ("the other three lobes", "the left three lobes", "the three lobes near the tumour")
 _NOT_THE_RIGHT_THREE = {"left", "other", "others", "remaining", "rest", "upper", "lower",
                         "middle", "near", "around", "of", "beside", "next"}
@@ -141,10 +146,9 @@ def ar_structures(c: Clause, tumor_lobes: Sequence[str] = ()) -> list[str]:
             else:
                 side = None
                 took = [x for x in took if x < j]
-        if kind in ("lung", "lungs") and side is None and not positions and j < n and \
-                toks[j] in SIDES and toks[j + 1:j + 2] not in (
-                    ["now"], ["away"], ["there"], ["here"], ["upper"], ["lower"], ["middle"],
-                    ["lobe"], ["lobes"], ["lung"]) and not set(toks[:i]) & (ROTATE_VERBS | {"turn"}):
+        if kind == "lung" and side is None and not positions and j < n and \
+                toks[j] in SIDES and set(toks[j + 1:]) <= _AFTER_A_SIDE and \
+                not set(toks) & (ROTATE_VERBS | _NOT_A_LUNG_EDIT):
             side = SIDES[toks[j]]  # "the lung left" (the order of Spanish or French)
             took.append(j)
             j += 1

@@ -217,7 +217,8 @@ def _strip_closing_wake(tokens: list[str]) -> tuple[list[str], list[tuple[str, s
     for k in range(len(tokens) - 2, max(0, len(tokens) - 7), -1):
         if tokens[k] == "," and k > 0:
             rest, found = _strip_wake(tokens[k + 1:])
-            if found and all(t == "," or t in _CLOSING_FILL for t in rest):
+            if found and all(t == "," or t in _CLOSING_FILL for t in rest) and k > 1:
+                # (not after one word: "stop, davinci" stays as said)
                 return tokens[:k] + [t for t in rest if t != ","], [
                     (found[0][0], "", "wake word said last")]
     return tokens, []
