@@ -35,13 +35,14 @@ from app.core.registry import Actor, CommandRegistry, CommandResult, Step
 from app.core.state import ConsoleState
 from app.language import has_any
 from app.language.command_words import DOMAIN_WORDS, has_domain_content
-from app.language.correction import DEFAULT_LEXICON, Lexicon, after_wake_word, correct
+from app.language.correction import DEFAULT_LEXICON, Lexicon, correct
 from app.language.frames import request_within_courtesy, unframe
 from app.language.known_words import foreign_edges
 from app.language.normalize import normalize, tokens_of
 from app.language.soundalike import sound_alike_readings
 from app.language.validation import validate
 from app.language.vocabulary import VOCABULARY
+from app.language.wake_word import after_wake_word
 
 log = logging.getLogger(__name__)
 # Words of the console: never a person's name (built once, not per command).
